@@ -1,0 +1,52 @@
+// swift-tools-version:6.0
+// sfx — a low-latency sound-effects and alert engine for Linux.
+//
+// Layers (each target imports only the layers below it):
+//   1. C       CALSA, CSndFile, CSoxr (system libraries); SFXCard (the virtual sound card plugin)
+//   2. Core    SFXCore: cues, the mixer, lock-free queues — no devices, no files
+//   3. Media   SFXSoundDesign (the bundled sounds' synthesis), SFXMedia (decode, resample, encode, themes)
+//   6. Engine  SFX: the public face (SoundEngine, registry)
+//   7. Programs  the `sfx` command, the sound generator
+import PackageDescription
+
+let package = Package(
+    name: "sfx",
+    products: [
+        .library(name: "SFX", targets: ["SFX"]),
+        .executable(name: "sfx", targets: ["SFXCommand"]),
+        .executable(name: "sfx-make-sounds", targets: ["SFXMakeSounds"]),
+        // The virtual sound card: an ALSA external plugin (ioplug PCM + ctl_ext mixer).
+        .library(name: "sfxcard", type: .dynamic, targets: ["SFXCard"]),
+    ],
+    targets: [
+        // 1. C libraries from Debian.
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        .target(
+            name: "SFXCard",
+            cSettings: [.define("PIC"), .unsafeFlags(["-fvisibility=default"])],
+            linkerSettings: [.linkedLibrary("asound"), .linkedLibrary("m")]
+        ),
+
+        // 2. Core.
+        .target(name: "SFXCore"),
+
+        // 3. Media.
+        .target(name: "SFXSoundDesign"),
+        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr"]),
+
+        // 6. Engine.
+        .target(name: "SFX", dependencies: ["SFXCore", "SFXMedia", "CALSA"]),
+
+        // 7. Programs.
+        .executableTarget(name: "SFXCommand", dependencies: ["SFX"]),
+        .executableTarget(name: "SFXMakeSounds", dependencies: ["SFXSoundDesign"]),
+
+        .testTarget(name: "SFXCoreTests", dependencies: ["SFXCore"]),
+        .testTarget(name: "SFXSoundDesignTests", dependencies: ["SFXSoundDesign"]),
+        .testTarget(name: "SFXMediaTests", dependencies: ["SFXMedia"]),
+        .testTarget(name: "SFXCardTests", dependencies: ["CALSA"]),
+        .testTarget(name: "SFXTests", dependencies: ["SFX"]),
+    ]
+)

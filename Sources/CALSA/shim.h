@@ -1,0 +1,2 @@
+#include <alsa/asoundlib.h>
+#include <alsa/mixer.h>

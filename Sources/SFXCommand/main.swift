@@ -1,0 +1,2 @@
+import SFX
+print("sfx")

@@ -1,0 +1,2 @@
+import SFXSoundDesign
+print("make")

@@ -1,0 +1,2 @@
+import XCTest
+final class SFXCoreTestsPlaceholder: XCTestCase { func testNothing() {} }

@@ -1,0 +1,2 @@
+import XCTest
+final class SFXMediaTestsPlaceholder: XCTestCase { func testNothing() {} }

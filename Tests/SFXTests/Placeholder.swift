@@ -1,0 +1,2 @@
+import XCTest
+final class SFXTestsPlaceholder: XCTestCase { func testNothing() {} }
