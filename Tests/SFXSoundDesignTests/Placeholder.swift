@@ -1,2 +1,0 @@
-import XCTest
-final class SFXSoundDesignTestsPlaceholder: XCTestCase { func testNothing() {} }
