@@ -1,0 +1,138 @@
+import Foundation
+
+/// Why a sound could not be loaded, inspected, written or found, as one line a person can act on.
+///
+/// Every failure in SFXMedia is a `MediaError`: the thing it concerns (`subject`, usually a file
+/// path, or the name given to a caller's buffer) and a `Reason`. Its `description` is a single
+/// line that names the subject, says what is wrong and, where there is one, what to do:
+///
+/// ```
+/// coin.ogg: no such file; check the path (relative paths start at the current directory)
+/// long.wav: is 45.0 s long, over the 30.0 s cue limit; play long files with Player (streaming) or raise CueLimits.maximumDuration
+/// ```
+///
+/// Tests and callers match on `reason`; people read `description`.
+public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Reason: Sendable, Equatable {
+        /// Nothing exists at the path.
+        case missingFile
+        /// The path names a directory.
+        case isDirectory
+        /// The file exists but this user may not read it; carries "owner, group, mode" when known.
+        case unreadable(ownership: String)
+        /// The file has zero bytes.
+        case emptyFile
+        /// The content is not a sound format libsndfile knows; carries what it looks like instead.
+        case notAudio(looksLike: String)
+        /// The header promises more frames than the file holds.
+        case truncated(promisedFrames: Int64, foundFrames: Int64)
+        /// The audio data cannot be decoded (or holds NaN or infinite samples).
+        case corrupt(detail: String)
+        /// A valid header with no frames after it.
+        case noFrames
+        /// A header value no real sound has (sample rate, channel count, frame count).
+        case absurdHeader(detail: String)
+        /// Longer than the cue limit.
+        case tooLong(seconds: Double, limit: Double)
+        /// A known container with an encoding this libsndfile cannot decode or encode.
+        case unsupportedEncoding(detail: String)
+        /// Writing: the chosen encoding cannot take these samples (rate, channels).
+        case unsupportedOutput(detail: String)
+        /// A caller's PCM buffer that cannot become a cue.
+        case invalidBuffer(detail: String)
+        /// Writing: the directory that should hold the file does not exist.
+        case directoryMissing(directory: String)
+        /// Writing: permission denied.
+        case notWritable
+        /// Writing: no space left on the device.
+        case diskFull
+        /// No bundled Sounds/ directory was found; carries the places searched.
+        case soundsDirectoryNotFound(searched: [String])
+        /// Any other operating-system or library failure, with its own wording.
+        case failed(detail: String)
+    }
+
+    /// The file path (or buffer name) the error concerns.
+    public let subject: String
+    public let reason: Reason
+
+    public init(_ reason: Reason, subject: String) {
+        self.reason = reason
+        self.subject = subject
+    }
+
+    public var description: String { "\(subject): \(explanation)" }
+
+    private var explanation: String {
+        switch reason {
+        case .missingFile:
+            return "no such file; check the path (relative paths start at the current directory)"
+        case .isDirectory:
+            return "is a directory, not a sound file; name a file inside it"
+        case .unreadable(let ownership):
+            return "permission denied (\(ownership)); make it readable with `chmod a+r \(subject)` or add your user to the file's group"
+        case .emptyFile:
+            return "is empty (0 bytes); copy or export the sound again"
+        case .notAudio(let looksLike):
+            return "is not a sound file (\(looksLike)); use WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3 or CAF"
+        case .truncated(let promised, let found):
+            return "is truncated: its header promises \(promised) frames but the file holds \(found); copy or export it again"
+        case .corrupt(let detail):
+            return "has corrupt audio data (\(detail)); export it again"
+        case .noFrames:
+            return "contains no audio frames; export it again with sound in it"
+        case .absurdHeader(let detail):
+            return "has an impossible header (\(detail)); the file is damaged, export it again"
+        case .tooLong(let seconds, let limit):
+            return "is \(String(format: "%.1f", seconds)) s long, over the \(String(format: "%.1f", limit)) s cue limit; "
+                + "play long files with Player (streaming) or raise CueLimits.maximumDuration"
+        case .unsupportedEncoding(let detail):
+            return "uses an encoding libsndfile cannot handle (\(detail)); convert it, e.g. `sox \(subject) out.wav`"
+        case .unsupportedOutput(let detail):
+            return "cannot be written in this format (\(detail)); choose another encoding or sample rate"
+        case .invalidBuffer(let detail):
+            return "cannot become a cue: \(detail)"
+        case .directoryMissing(let directory):
+            return "cannot be written: directory \(directory) does not exist; create it first (mkdir -p \(directory))"
+        case .notWritable:
+            return "cannot be written: permission denied; choose a writable directory or fix its permissions (chmod)"
+        case .diskFull:
+            return "cannot be written: no space left on the device; free some space and try again"
+        case .soundsDirectoryNotFound(let searched):
+            return "no bundled Sounds directory found (searched \(searched.joined(separator: ", "))); "
+                + "set SFX_SOUNDS_DIR to the directory that holds sfx's sounds"
+        case .failed(let detail):
+            return detail
+        }
+    }
+
+    /// The error for a failed system call on `path`, classified by `errno`.
+    static func fromErrno(_ code: Int32, path: String, writing: Bool) -> MediaError {
+        switch code {
+        case ENOENT where writing, ENOTDIR where writing:
+            return MediaError(.directoryMissing(directory: (path as NSString).deletingLastPathComponent), subject: path)
+        case ENOENT, ENOTDIR:
+            return MediaError(.missingFile, subject: path)
+        case EACCES where writing, EPERM where writing, EROFS:
+            return MediaError(.notWritable, subject: path)
+        case EACCES, EPERM:
+            return MediaError(.unreadable(ownership: ownership(of: path)), subject: path)
+        case EISDIR:
+            return MediaError(.isDirectory, subject: path)
+        case ENOSPC, EDQUOT:
+            return MediaError(.diskFull, subject: path)
+        default:
+            return MediaError(.failed(detail: String(cString: strerror(code))), subject: path)
+        }
+    }
+
+    /// "owner root, group audio, mode 0640" for the file at `path`, or "" when it cannot be stat'ed.
+    private static func ownership(of path: String) -> String {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return "cannot stat" }
+        let owner = getpwuid(st.st_uid).map { String(cString: $0.pointee.pw_name) } ?? String(st.st_uid)
+        let group = getgrgid(st.st_gid).map { String(cString: $0.pointee.gr_name) } ?? String(st.st_gid)
+        return "owner \(owner), group \(group), mode \(String(st.st_mode & 0o7777, radix: 8))"
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import SFXCore
+import XCTest
+@testable import SFXMedia
+
+/// Damaged files must load or throw `MediaError`, never trap.
+final class FuzzTests: XCTestCase {
+    /// A small deterministic generator (xorshift64*), so every run mutates the same bytes.
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state ^= state >> 12
+            state ^= state << 25
+            state ^= state >> 27
+            return state &* 2_685_821_657_736_338_717
+        }
+    }
+
+    func testMutatedAndTruncatedFilesNeverTrap() throws {
+        let directory = try TemporaryDirectory()
+        let decoder = AudioDecoder(format: .standard)
+        var generator = Generator(state: 0x5EED_5EED_5EED_5EED)
+        let sine = Signal.sine(frequency: 330, sampleRate: 48_000, frames: 4_800, channels: 2)
+        var outcomes = (loaded: 0, refused: 0)
+        for encoding in [AudioFileEncoding.wavPCM16, .wavFloat32, .flac16, .oggVorbis] {
+            let original = directory.file("original-\(encoding)")
+            try AudioFileWriter.write(sine, sampleRate: 48_000, channels: 2, to: original, as: encoding)
+            let bytes = [UInt8](try Data(contentsOf: original))
+            for trial in 0..<60 {
+                var damaged = bytes
+                if trial % 3 == 0 {
+                    damaged = Array(damaged.prefix(Int.random(in: 0..<bytes.count, using: &generator)))
+                } else {
+                    // Headers matter most: aim half of the mutations at the first 64 bytes.
+                    for _ in 0..<Int.random(in: 1...8, using: &generator) {
+                        let limit = Bool.random(using: &generator) ? min(64, damaged.count) : damaged.count
+                        damaged[Int.random(in: 0..<limit, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+                    }
+                }
+                let url = directory.file("damaged-\(encoding)-\(trial)")
+                try Data(damaged).write(to: url)
+                do {
+                    let cue = try decoder.decode(contentsOf: url)
+                    XCTAssertTrue(cue.sampleArray.allSatisfy(\.isFinite))
+                    outcomes.loaded += 1
+                } catch let error as MediaError {
+                    XCTAssertFalse(error.description.contains("\n"))
+                    outcomes.refused += 1
+                }
+                _ = try? AudioFileInfo(contentsOf: url)
+            }
+        }
+        XCTAssertEqual(outcomes.loaded + outcomes.refused, 240)
+        XCTAssertGreaterThan(outcomes.refused, 0)
+    }
+}

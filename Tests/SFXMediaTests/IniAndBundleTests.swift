@@ -1,0 +1,63 @@
+import Foundation
+import XCTest
+@testable import SFXMedia
+
+final class IniAndBundleTests: XCTestCase {
+    func testIniParsing() throws {
+        let ini = IniFile(parsing: """
+            orphan=ignored
+            # comment
+            [Sound Theme]
+            Name = sfx
+            Inherits=freedesktop, extra
+            ; another comment
+            [X-SFX Volumes]
+            tock=0.8
+            tock=0.9
+            not a pair
+            [Sound Theme]
+            Comment=merged
+            """)
+        XCTAssertEqual(ini.groups.map(\.name), ["Sound Theme", "X-SFX Volumes"])
+        XCTAssertEqual(ini["Sound Theme", "Name"], "sfx")
+        XCTAssertEqual(ini["Sound Theme", "Comment"], "merged")
+        XCTAssertEqual(ini.list(group: "Sound Theme", key: "Inherits"), ["freedesktop", "extra"])
+        XCTAssertEqual(ini["X-SFX Volumes", "tock"], "0.9")
+        XCTAssertEqual(ini.group("X-SFX Volumes")?.entries.map(\.key), ["tock"])
+        XCTAssertNil(ini["Nope", "x"])
+        XCTAssertNil(ini["Sound Theme", "orphan"])
+        let directory = try TemporaryDirectory()
+        assertMediaError({ try IniFile(contentsOf: directory.file("index.theme")) }) { $0 == .missingFile }
+    }
+
+    func testBundleSearchOrder() throws {
+        let root = try TemporaryDirectory()
+        let repository = root.url.appending(path: "repo")
+        try root.write("repo/Package.swift")
+        try root.write("repo/Sounds/sfx/index.theme")
+        let executable = repository.appending(path: ".build/debug/sfx").path
+        try root.write("repo/.build/debug/sfx")
+        let nowhere = root.url.appending(path: "elsewhere/File.swift").path
+
+        XCTAssertEqual(try SoundBundle.locate(environment: [:], executablePath: executable, sourcePath: nowhere),
+                       repository.appending(path: "Sounds").path)
+
+        try root.write("prefix/bin/sfx")
+        try root.write("prefix/share/sfx/sounds/sfx/index.theme")
+        XCTAssertEqual(try SoundBundle.locate(environment: [:], executablePath: root.url.appending(path: "prefix/bin/sfx").path, sourcePath: nowhere),
+                       root.url.appending(path: "prefix/share/sfx/sounds").path)
+
+        XCTAssertEqual(try SoundBundle.locate(environment: [:], executablePath: nil, sourcePath: repository.appending(path: "Sources/SFXMedia/SoundBundle.swift").path),
+                       repository.appending(path: "Sounds").path)
+
+        let custom = root.url.appending(path: "prefix/share").path
+        XCTAssertEqual(try SoundBundle.locate(environment: ["SFX_SOUNDS_DIR": custom], executablePath: executable, sourcePath: nowhere), custom)
+        assertMediaError({ try SoundBundle.locate(environment: ["SFX_SOUNDS_DIR": "/no/such"], executablePath: executable, sourcePath: nowhere) }) {
+            if case .failed = $0 { return true } else { return false }
+        }
+        let none = assertMediaError({ try SoundBundle.locate(environment: [:], executablePath: nil, sourcePath: nowhere) }) {
+            if case .soundsDirectoryNotFound = $0 { return true } else { return false }
+        }
+        XCTAssertTrue(none?.description.contains("SFX_SOUNDS_DIR") ?? false)
+    }
+}

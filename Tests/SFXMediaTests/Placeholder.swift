@@ -1,2 +1,0 @@
-import XCTest
-final class SFXMediaTestsPlaceholder: XCTestCase { func testNothing() {} }
