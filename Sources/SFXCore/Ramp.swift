@@ -1,0 +1,45 @@
+/// A value that moves in a straight line to a target over a number of frames, one step per frame.
+///
+/// The value for the k-th frame after `glide(to:over:)` (k = 1…length) is
+/// `start + step · k` with `step = (target − start) / length`, computed from k itself rather than
+/// by repeated addition, and the last frame is exactly `target`. The values depend only on how
+/// many frames have passed, never on how rendering was split into blocks.
+struct Ramp {
+    private(set) var target: Float
+    private var start: Float
+    private var step: Float = 0
+    private var length = 0
+    private var elapsed = 0
+
+    /// A ramp resting at `value`.
+    init(_ value: Float) {
+        target = value
+        start = value
+    }
+
+    /// The value of the most recent frame.
+    var value: Float { elapsed >= length ? target : start + step * Float(elapsed) }
+
+    /// True when the ramp has reached its target.
+    var isSettled: Bool { elapsed >= length }
+
+    /// Frames left until the target is reached.
+    var remaining: Int { length - elapsed }
+
+    /// Starts a glide from the current value to `newTarget`; 0 frames jumps there at once.
+    mutating func glide(to newTarget: Float, over frames: Int) {
+        start = value
+        target = newTarget
+        length = max(frames, 0)
+        elapsed = 0
+        step = length > 0 ? (newTarget - start) / Float(length) : 0
+    }
+
+    /// Moves one frame on and returns the value for that frame.
+    @inline(__always)
+    mutating func next() -> Float {
+        guard elapsed < length else { return target }
+        elapsed += 1
+        return value
+    }
+}

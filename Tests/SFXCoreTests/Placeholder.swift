@@ -1,2 +1,0 @@
-import XCTest
-final class SFXCoreTestsPlaceholder: XCTestCase { func testNothing() {} }
