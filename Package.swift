@@ -5,6 +5,7 @@
 //   1. C       CALSA, CSndFile, CSoxr (system libraries); SFXCard (the virtual sound card plugin)
 //   2. Core    SFXCore: cues, the mixer, lock-free queues — no devices, no files
 //   3. Media   SFXSoundDesign (the bundled sounds' synthesis), SFXMedia (decode, resample, encode, themes)
+//   4. Device  SFXDevice: ALSA playback, capture and mixer control
 //   6. Engine  SFX: the public face (SoundEngine, registry)
 //   7. Programs  the `sfx` command, the sound generator
 import PackageDescription
@@ -36,8 +37,11 @@ let package = Package(
         .target(name: "SFXSoundDesign"),
         .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr"]),
 
+        // 4. Device.
+        .target(name: "SFXDevice", dependencies: ["SFXCore", "CALSA"]),
+
         // 6. Engine.
-        .target(name: "SFX", dependencies: ["SFXCore", "SFXMedia", "CALSA"]),
+        .target(name: "SFX", dependencies: ["SFXCore", "SFXMedia", "SFXDevice"]),
 
         // 7. Programs.
         .executableTarget(name: "SFXCommand", dependencies: ["SFX"]),

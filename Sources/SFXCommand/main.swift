@@ -1,2 +1,83 @@
+import Foundation
+import Glibc
 import SFX
-print("sfx")
+
+/// `sfx`: play, inspect and render sounds from the shell.
+
+let version = "0.1.0"
+
+let commands: [Subcommand.Type] = [PlayCommand.self, ListCommand.self, InfoCommand.self, RenderCommand.self]
+
+let mainHelp = """
+OVERVIEW: sfx — low-latency sound effects and alerts for Linux
+
+USAGE: sfx <subcommand> [options]
+
+SUBCOMMANDS:
+\(commands.map { "  " + $0.spec.name.padding(toLength: 12, withPad: " ", startingAt: 0) + $0.spec.abstract }.joined(separator: "\n"))
+
+OPTIONS:
+  --version                 Show the version.
+  -h, --help                Show help information.
+
+  See 'sfx <subcommand> --help' for the subcommand's options.
+"""
+
+protocol Subcommand {
+    static var spec: CommandSpec { get }
+    /// Runs with arguments already checked against `spec`; returns the exit status.
+    static func run(_ arguments: ParsedArguments) throws -> Int32
+}
+
+/// A failure that is not the user's typing: printed as `sfx: <message>`, exit status 1.
+struct Failure: Error, CustomStringConvertible {
+    let description: String
+    init(_ message: String) { description = message }
+}
+
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data("sfx: \(message)\n".utf8))
+}
+
+@MainActor
+func runMain(_ argv: [String]) -> Int32 {
+    guard let first = argv.first else {
+        FileHandle.standardError.write(Data((mainHelp + "\n").utf8))
+        return 64
+    }
+    switch first {
+    case "--help", "-h", "help":
+        if first == "help", argv.count > 1, let command = commands.first(where: { $0.spec.name == argv[1] }) {
+            print(command.spec.help)
+        } else {
+            print(mainHelp)
+        }
+        return 0
+    case "--version":
+        print("sfx \(version)")
+        return 0
+    default:
+        break
+    }
+    guard let command = commands.first(where: { $0.spec.name == first }) else {
+        printError("unknown subcommand '\(first)'; see 'sfx --help'")
+        return 64
+    }
+    do {
+        let arguments = try ParsedArguments(Array(argv.dropFirst()), spec: command.spec)
+        if arguments.helpRequested {
+            print(command.spec.help)
+            return 0
+        }
+        return try command.run(arguments)
+    } catch let error as UsageError {
+        printError(error.message)
+        if let spec = error.command { FileHandle.standardError.write(Data("usage: \(spec.usageLine)\n  see 'sfx \(spec.name) --help'\n".utf8)) }
+        return 64
+    } catch {
+        printError(String(describing: error))
+        return 1
+    }
+}
+
+exit(runMain(Array(CommandLine.arguments.dropFirst())))

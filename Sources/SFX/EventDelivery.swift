@@ -1,0 +1,179 @@
+import Foundation
+import Synchronization
+import SFXCore
+import SFXDevice
+
+/// The engine's ordinary (not real-time) thread that turns what the output thread reports into
+/// completions, engine events and freed cues.
+///
+/// It polls the notice ring every few milliseconds while the device is open (the real-time
+/// thread never signals anyone), and waits on a semaphore while it is closed. Completions are
+/// called with no lock held, so they may call the engine.
+final class EventDelivery: @unchecked Sendable {
+    typealias Completion = @Sendable (PlayOutcome) -> Void
+
+    private struct Pending {
+        var completion: Completion?
+        /// Keeps the cue alive while the voice may read it (a disposed cue stays until released).
+        var cue: Cue
+    }
+
+    private struct State {
+        var pending: [VoiceID: Pending] = [:]
+        /// Disposed cues waiting for the mixer's `.cueReleased`.
+        var retiring: [UInt32: Cue] = [:]
+        var unsentReleases: [UInt32] = []
+        var streams: [UUID: AsyncStream<EngineEvent>.Continuation] = [:]
+        var handler: (@Sendable (EngineEvent) -> Void)?
+        var stopped = false
+    }
+
+    private let notices: SPSCRing<OutputNotice>
+    private let output: OutputThread
+    private let state = Mutex(State())
+    private let finished = DispatchSemaphore(value: 0)
+    private let commands: CommandQueue
+    private var reportedRealtime = false
+    init(notices: SPSCRing<OutputNotice>, output: OutputThread, commands: CommandQueue) {
+        self.notices = notices
+        self.output = output
+        self.commands = commands
+    }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "sfx-events"
+        thread.start()
+    }
+
+    /// Stops the thread after the output thread has stopped; what is still pending completes as `.stopped`.
+    func stop() {
+        state.withLock { $0.stopped = true }
+        finished.wait()
+        drain()
+        let (left, streams) = state.withLock { state in
+            defer { state.pending = [:]; state.retiring = [:]; state.streams = [:] }
+            return (Array(state.pending.values), Array(state.streams.values))
+        }
+        for pending in left { pending.completion?(.stopped) }
+        for stream in streams { stream.finish() }
+    }
+
+    var handler: (@Sendable (EngineEvent) -> Void)? {
+        get { state.withLock { $0.handler } }
+        set { state.withLock { $0.handler = newValue } }
+    }
+
+    func makeStream() -> AsyncStream<EngineEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: EngineEvent.self, bufferingPolicy: .bufferingNewest(1024))
+        let key = UUID()
+        state.withLock { $0.streams[key] = continuation }
+        continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.streams[key] = nil } }
+        return stream
+    }
+
+    /// Registers a play before its command is sent.
+    func expect(_ voice: VoiceID, cue: Cue, completion: Completion?) {
+        state.withLock { $0.pending[voice] = Pending(completion: completion, cue: cue) }
+    }
+
+    /// Completes a play that never reached the mixer.
+    func complete(_ voice: VoiceID, _ completion: Completion?, _ outcome: PlayOutcome) {
+        state.withLock { _ = $0.pending.removeValue(forKey: voice) }
+        completion?(outcome)
+    }
+
+    /// Keeps a disposed cue alive until the mixer releases it, and asks the mixer to release it
+    /// (again from the delivery thread while the command queue is full).
+    func retire(_ cue: Cue) {
+        state.withLock { $0.retiring[cue.key] = cue }
+        if !commands.send(.releaseCue(cue.key)) {
+            state.withLock { $0.unsentReleases.append(cue.key) }
+        }
+    }
+
+    /// Waits until no play is pending.
+    func waitUntilNoVoices(timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if state.withLock({ $0.pending.isEmpty || $0.stopped }) { return true }
+            usleep(5_000)
+        }
+        return state.withLock { $0.pending.isEmpty }
+    }
+
+    // MARK: The thread
+
+    private func run() {
+        defer { finished.signal() }
+        while !state.withLock({ $0.stopped }) {
+            drain()
+            retrySends()
+            if output.deviceOpen.load(ordering: .relaxed) == 1 || state.withLock({ !$0.pending.isEmpty }) {
+                usleep(2_000)
+            } else {
+                usleep(20_000)
+            }
+        }
+    }
+
+    private func retrySends() {
+        let keys = state.withLock { state in
+            defer { state.unsentReleases = [] }
+            return state.unsentReleases
+        }
+        let failed = keys.filter { !commands.send(.releaseCue($0)) }
+        if !failed.isEmpty { state.withLock { $0.unsentReleases += failed } }
+    }
+
+    /// Handles everything the output thread has reported.
+    private func drain() {
+        var any = false
+        while let notice = notices.pop() {
+            any = true
+            switch notice {
+            case .mixer(let event):
+                handle(event)
+            case .xrun:
+                publish(.xrun(total: output.xruns.load(ordering: .relaxed)))
+            case .deviceLost(let code):
+                publish(.deviceLost(ALSAError(device: output.settings.request.device, operation: "play", code: code).description))
+            case .deviceRestored:
+                publish(.deviceRestored(output.currentParameters))
+            case .closedWhenIdle:
+                publish(.deviceClosedWhenIdle)
+            }
+        }
+        if output.realtimeStatus.load(ordering: .acquiring) < 0, !reportedRealtime {
+            reportedRealtime = true
+            let code = -output.realtimeStatus.load(ordering: .relaxed)
+            publish(.realtimePriorityRefused(String(cString: strerror(code))
+                + "; grant it with rtprio in /etc/security/limits.d, CAP_SYS_NICE, or run as root"))
+        }
+    }
+
+    private func handle(_ event: MixerEvent) {
+        let outcome: PlayOutcome
+        switch event {
+        case .finished: outcome = .finished
+        case .stopped: outcome = .stopped
+        case .stolen(let voice):
+            outcome = .stolen
+            publish(.voiceStolen(voice))
+        case .rejected(_, let reason): outcome = .rejected(reason.description)
+        case .cueReleased(let key):
+            // Dropping the last reference frees the cue, here, off the real-time thread.
+            let cue = state.withLock { $0.retiring.removeValue(forKey: key) }
+            withExtendedLifetime(cue) {}
+            return
+        }
+        guard let voice = event.voice, let pending = state.withLock({ $0.pending.removeValue(forKey: voice) }) else { return }
+        pending.completion?(outcome)
+    }
+
+    private func publish(_ event: EngineEvent) {
+        let (handler, streams) = state.withLock { ($0.handler, Array($0.streams.values)) }
+        handler?(event)
+        for stream in streams { stream.yield(event) }
+    }
+}

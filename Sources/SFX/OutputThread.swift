@@ -1,0 +1,240 @@
+import Foundation
+import Glibc
+import Synchronization
+import SFXCore
+import SFXDevice
+
+/// The thread that owns the device and the mixer.
+///
+/// While a device is open it runs the real-time loop: wait for one period of space, take every
+/// queued command, render one period, write it, hand the mixer's events back — nothing else.
+/// No allocation, lock, log or I/O but ALSA's happens there; commands arrive and events leave
+/// through lock-free rings, and everything it allocates is allocated before it starts. It asks for
+/// SCHED_FIFO while it runs that loop and says when it is refused.
+///
+/// When the device disappears it drops to normal priority, keeps rendering the mixer by the
+/// clock (so voices end and completions still arrive) and tries to reopen the device twice a
+/// second. With an idle timeout it closes the device when nothing has played for that long and
+/// sleeps until the next command.
+final class OutputThread: @unchecked Sendable {
+    struct Settings {
+        var request: PlaybackRequest
+        var realtimePriority: Int32
+        /// Frames of silence after which the device is closed; 0 keeps it open.
+        var idleFrames: Int
+    }
+
+    let mixer: Mixer
+    let commands: SPSCRing<MixerCommand>
+    let notices: SPSCRing<OutputNotice>
+    let settings: Settings
+
+    /// Counters the engine reads for its metrics.
+    let xruns = Atomic<Int>(0)
+    let framesRendered = Atomic<Int>(0)
+    let activeVoices = Atomic<Int>(0)
+    /// 1 while the device is open and playing, 0 while lost or idle.
+    let deviceOpen = Atomic<Int>(0)
+    let stopRequested = Atomic<Bool>(false)
+    /// Whether a stop lets the device play what it holds (drain) or drops it.
+    let drainOnStop = Atomic<Bool>(true)
+    /// Woken by producers when a command is queued while the device is closed for idleness.
+    let wake = DispatchSemaphore(value: 0)
+    let finished = DispatchSemaphore(value: 0)
+
+    /// 1 once SCHED_FIFO was granted, -errno once refused, 0 before the first try.
+    let realtimeStatus = Atomic<Int32>(0)
+
+    /// The format the mixer renders in; a reopened device must offer the same.
+    private let parameters: PlaybackParameters
+    private let parametersLock = Mutex<PlaybackParameters?>(nil)
+
+    private var pcm: PCMPlayback?
+    private let scratch: UnsafeMutablePointer<Float>
+    private let scratchFrames: Int
+
+    init(pcm: PCMPlayback, mixer: Mixer, commands: SPSCRing<MixerCommand>, notices: SPSCRing<OutputNotice>, settings: Settings) {
+        self.pcm = pcm
+        self.mixer = mixer
+        self.commands = commands
+        self.notices = notices
+        self.settings = settings
+        parameters = pcm.parameters
+        scratchFrames = max(pcm.parameters.bufferFrames, 4096)
+        scratch = .allocate(capacity: scratchFrames * pcm.parameters.channels)
+        scratch.initialize(repeating: 0, count: scratchFrames * pcm.parameters.channels)
+    }
+
+    deinit { scratch.deallocate() }
+
+    /// The parameters of the device as last opened.
+    var currentParameters: PlaybackParameters { parametersLock.withLock { $0 } ?? parameters }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "sfx-output"
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Asks the thread to stop, waits for it, and closes the device, first letting it play what
+    /// it holds when `drain` is true.
+    func stop(drain: Bool) {
+        drainOnStop.store(drain, ordering: .relaxed)
+        stopRequested.store(true, ordering: .releasing)
+        wake.signal()
+        finished.wait()
+    }
+
+    // MARK: The thread
+
+    private func run() {
+        defer { finished.signal() }
+        while !stopRequested.load(ordering: .acquiring) {
+            if let pcm {
+                deviceOpen.store(1, ordering: .releasing)
+                let ending = realtimeLoop(pcm)
+                deviceOpen.store(0, ordering: .releasing)
+                setPriority(realtime: false)
+                switch ending {
+                case .stopRequested:
+                    drainOnStop.load(ordering: .relaxed) ? pcm.drain() : pcm.drop()
+                    self.pcm = nil
+                    return
+                case .lost(let code):
+                    self.pcm = nil
+                    notify(.deviceLost(code))
+                case .idle:
+                    self.pcm = nil
+                    notify(.closedWhenIdle)
+                    sleepUntilCommand()
+                    reopen(announce: false)
+                }
+            } else {
+                renderByClock(for: 0.5)
+                reopen(announce: true)
+            }
+        }
+        pcm = nil
+    }
+
+    private enum Ending { case stopRequested, lost(Int32), idle }
+
+    /// The real-time loop. Runs until asked to stop, the device fails, or it has been idle.
+    private func realtimeLoop(_ pcm: PCMPlayback) -> Ending {
+        setPriority(realtime: true)
+        let period = pcm.parameters.periodFrames
+        var idle = 0
+        while !stopRequested.load(ordering: .relaxed) {
+            let ready = pcm.wait(timeoutMilliseconds: 200)
+            if ready < 0 {
+                if let ending = recover(pcm, Int32(ready)) { return ending }
+                continue
+            }
+            var available = pcm.available()
+            if available < 0 {
+                if let ending = recover(pcm, Int32(available)) { return ending }
+                continue
+            }
+            while available >= period {
+                let hadCommands = takeCommands()
+                renderPeriod(frames: period)
+                let written = pcm.write(scratch, frames: period)
+                if written < 0 {
+                    if let ending = recover(pcm, Int32(written)) { return ending }
+                    break
+                }
+                available -= period
+                idle = (hadCommands || mixer.activeVoiceCount > 0) ? 0 : idle + period
+            }
+            if settings.idleFrames > 0, idle >= settings.idleFrames { return .idle }
+        }
+        return .stopRequested
+    }
+
+    /// Applies every queued command. Returns whether there was any.
+    @inline(__always)
+    private func takeCommands() -> Bool {
+        var any = false
+        while let command = commands.pop() {
+            mixer.apply(command)
+            any = true
+        }
+        return any
+    }
+
+    @inline(__always)
+    private func renderPeriod(frames: Int) {
+        mixer.render(into: scratch, frameCount: frames)
+        mixer.drainEvents { event, _ in _ = notices.push(.mixer(event)) }
+        framesRendered.wrappingAdd(frames, ordering: .relaxed)
+        activeVoices.store(mixer.activeVoiceCount, ordering: .relaxed)
+    }
+
+    /// Handles a negative errno from the device: an xrun or a suspend is recovered and counted;
+    /// anything else ends the loop as a lost device.
+    private func recover(_ pcm: PCMPlayback, _ code: Int32) -> Ending? {
+        if code == -EPIPE || code == -ESTRPIPE || code == -EINTR {
+            if code == -EPIPE {
+                xruns.wrappingAdd(1, ordering: .relaxed)
+                _ = notices.push(.xrun)
+            }
+            if pcm.recover(code) >= 0 { return nil }
+        }
+        return .lost(code)
+    }
+
+    // MARK: Without a device (ordinary priority)
+
+    /// Keeps the mixer running by the clock for `seconds`, so voices end and report as if played.
+    private func renderByClock(for seconds: Double) {
+        let rate = Double(parameters.sampleRate)
+        let step = 0.01
+        var elapsed = 0.0
+        while elapsed < seconds, !stopRequested.load(ordering: .relaxed) {
+            usleep(UInt32(step * 1_000_000))
+            elapsed += step
+            _ = takeCommands()
+            var frames = Int(rate * step)
+            while frames > 0 {
+                let chunk = min(frames, scratchFrames)
+                renderPeriod(frames: chunk)
+                frames -= chunk
+            }
+        }
+    }
+
+    private func sleepUntilCommand() {
+        while !stopRequested.load(ordering: .acquiring), commands.count == 0 {
+            _ = wake.wait(timeout: .now() + 1)
+        }
+    }
+
+    private func reopen(announce: Bool) {
+        guard !stopRequested.load(ordering: .acquiring) else { return }
+        var request = settings.request
+        request.sampleRate = parameters.sampleRate
+        request.channels = parameters.channels
+        guard let reopened = try? PCMPlayback(request) else { return }
+        guard reopened.parameters.sampleRate == parameters.sampleRate,
+              reopened.parameters.channels == parameters.channels,
+              reopened.parameters.bufferFrames <= scratchFrames else { return }
+        pcm = reopened
+        parametersLock.withLock { $0 = reopened.parameters }
+        if announce { notify(.deviceRestored) }
+    }
+
+    private func notify(_ notice: OutputNotice) {
+        _ = notices.push(notice)
+    }
+
+    private func setPriority(realtime: Bool) {
+        var param = sched_param()
+        param.sched_priority = realtime ? settings.realtimePriority : 0
+        let policy = realtime ? SCHED_FIFO : SCHED_OTHER
+        let result = pthread_setschedparam(pthread_self(), policy, &param)
+        if realtime, realtimeStatus.load(ordering: .relaxed) == 0 {
+            realtimeStatus.store(result == 0 ? 1 : -result, ordering: .releasing)
+        }
+    }
+}

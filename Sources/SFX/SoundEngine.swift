@@ -1,0 +1,285 @@
+import Foundation
+import Glibc
+import Synchronization
+import SFXCore
+import SFXDevice
+import SFXMedia
+
+/// sfx's public face: load short sounds once, play them from any thread, hear them in the next
+/// period the device takes.
+///
+/// ```swift
+/// let engine = try SoundEngine()                          // ALSA "default", 48 kHz, 128-frame periods × 3
+/// let tock = try engine.systemSound(named: "tock")        // a system sound: never disposed
+/// let coin = try engine.load(contentsOf: URL(filePath: "coin.ogg"))  // a custom sound
+/// engine.play(tock)                                       // fire and forget
+/// let voice = engine.play(coin, volume: 0.8, pan: -0.3, group: .ui) { outcome in
+///     print(outcome)                                      // .finished, .stopped, .stolen, .rejected
+/// }
+/// voice.stop(fade: .milliseconds(20))
+/// try engine.dispose(coin)
+/// ```
+///
+/// `play` never blocks: it puts one command on a lock-free queue that the real-time thread
+/// empties before each period it renders, so a sound starts in the very next period written
+/// and reaches the DAC after no more than what the device buffer already holds. Completions and
+/// `events` are delivered on an ordinary thread of the engine's; calling any engine method from
+/// them is safe. The engine survives xruns (recovers and counts them) and a device that goes
+/// away (it keeps mixing by the clock and reopens the device when it returns).
+public final class SoundEngine: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        /// The requested device, rate, channels, period and buffer; `parameters` says what was granted.
+        public var output = PlaybackRequest()
+        /// Voices that may sound at once; beyond, the lowest priority and then the oldest is stolen.
+        public var maxVoices = 64
+        /// The SCHED_FIFO priority asked for the real-time thread.
+        public var realtimePriority: Int32 = 70
+        /// Close the device after this long without sound (nil keeps it open).
+        public var idleTimeout: Duration?
+        /// Where system sounds come from, the cue length limit, and so on.
+        public var library = SoundLibrary.Configuration()
+
+        public init() {}
+    }
+
+    /// What the engine runs with now.
+    public struct Metrics: Sendable, CustomStringConvertible {
+        /// What the device granted (format, rate, period, buffer).
+        public var parameters: PlaybackParameters
+        /// The longest a trigger waits before it reaches the DAC: one period until the next
+        /// render, plus the buffer ahead of it.
+        public var latencyEstimate: Duration
+        public var xruns: Int
+        public var activeVoices: Int
+        /// Whether the real-time thread runs under SCHED_FIFO; nil before it first tried.
+        public var realtimeGranted: Bool?
+        public var deviceOpen: Bool
+        public var framesRendered: Int
+
+        public var description: String {
+            let rt = realtimeGranted.map { $0 ? "SCHED_FIFO" : "normal priority (SCHED_FIFO refused)" } ?? "starting"
+            return "\(parameters), latency ≤ \(latencyEstimate), \(xruns) xruns, \(activeVoices) voices, \(rt)"
+        }
+    }
+
+    public let configuration: Configuration
+    /// The sounds this engine plays.
+    public let library: SoundLibrary
+
+    private let output: OutputThread
+    private let commands: CommandQueue
+    private let delivery: EventDelivery
+    private let nextVoice = Atomic<UInt64>(1)
+    private let closed = Atomic<Bool>(false)
+
+    /// Opens `configuration.output.device` and starts the real-time thread. Throws when the
+    /// device cannot be opened (the error names it and the fix) or the sound theme is missing.
+    public init(configuration: Configuration = Configuration()) throws {
+        let pcm = try PCMPlayback(configuration.output)
+        let format = pcm.parameters.audioFormat
+        var libraryConfiguration = configuration.library
+        libraryConfiguration.format = format
+        self.configuration = configuration
+        library = try SoundLibrary(configuration: libraryConfiguration)
+        var mixerConfiguration = Mixer.Configuration()
+        mixerConfiguration.maxVoices = configuration.maxVoices
+        mixerConfiguration.maxFramesPerRender = max(pcm.parameters.bufferFrames, 4096)
+        let mixer = Mixer(format: format, configuration: mixerConfiguration)
+        let ring = SPSCRing<MixerCommand>(capacity: 8192)
+        let notices = SPSCRing<OutputNotice>(capacity: 8192)
+        let idleFrames = configuration.idleTimeout.map { Int(Double(format.sampleRate) * $0.seconds) } ?? 0
+        output = OutputThread(pcm: pcm, mixer: mixer, commands: ring, notices: notices,
+                              settings: .init(request: configuration.output,
+                                              realtimePriority: configuration.realtimePriority,
+                                              idleFrames: idleFrames))
+        commands = CommandQueue(ring: ring, output: output)
+        delivery = EventDelivery(notices: notices, output: output, commands: commands)
+        output.start()
+        delivery.start()
+    }
+
+    deinit { close(drain: false) }
+
+    /// Stops every sound at once, stops the threads and closes the device. With `drain`, the
+    /// device first plays what it already holds (a few milliseconds); without, it stops at once.
+    /// Completions of sounds still playing are delivered as `.stopped`.
+    public func close(drain: Bool = true) {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        output.stop(drain: drain)
+        delivery.stop()
+    }
+
+    // MARK: Sounds
+
+    /// The system sound `name` (sfx's theme first, then the themes it inherits), loaded on first use.
+    public func systemSound(named name: String) throws(SoundError) -> SoundID {
+        try library.systemSound(named: name)
+    }
+
+    /// Decodes a file (WAV, AIFF, FLAC, Ogg, Opus, MP3, … anything libsndfile reads) into a new sound.
+    public func load(contentsOf url: URL) throws(SoundError) -> SoundID {
+        try library.load(contentsOf: url)
+    }
+
+    /// Converts interleaved float PCM at any rate and channel count into a new sound.
+    public func load(buffer: [Float], sampleRate: Int, channels: Int, name: String = "buffer") throws(SoundError) -> SoundID {
+        try library.load(buffer: buffer, sampleRate: sampleRate, channels: channels, name: name)
+    }
+
+    /// Forgets a custom sound. Voices playing it fade out and complete with `.stopped`; its
+    /// memory is freed once the real-time thread has confirmed that no voice reads it.
+    public func dispose(_ id: SoundID) throws(SoundError) {
+        let cue = try library.dispose(id)
+        delivery.retire(cue)
+    }
+
+    // MARK: Playing
+
+    /// Starts a sound and returns its voice at once; never blocks.
+    ///
+    /// - Parameters:
+    ///   - volume: linear gain, 1 as recorded.
+    ///   - pan: −1 left … 1 right (constant power for mono sounds, balance for stereo ones).
+    ///   - loops: extra repeats: 0 plays once, −1 until stopped.
+    ///   - group: for group gain, mute and stop.
+    ///   - priority: which voices give way when all are busy.
+    ///   - maxInstances: at most this many voices of this sound at once (0: no cap); the oldest gives way.
+    ///   - completion: called once, off the real-time thread, with how the play ended.
+    @discardableResult
+    public func play(_ id: SoundID, volume: Float = 1, pan: Float = 0, loops: Int = 0,
+                     group: SoundGroup = .effects, priority: VoicePriority = .normal, maxInstances: Int = 0,
+                     completion: (@Sendable (PlayOutcome) -> Void)? = nil) -> Voice {
+        let voice = Voice(id: VoiceID(nextVoice.wrappingAdd(1, ordering: .relaxed).oldValue), engine: self)
+        guard let cue = library.cue(for: id) else {
+            delivery.complete(voice.id, completion, .rejected(SoundError.unknownID(id).description))
+            return voice
+        }
+        let request = PlayRequest(voice: voice.id, cue: cue, gain: volume, pan: pan, loops: loops,
+                                  group: group, priority: priority, maxInstances: maxInstances)
+        delivery.expect(voice.id, cue: cue, completion: completion)
+        if !send(.play(request)) {
+            delivery.complete(voice.id, completion, .rejected("the command queue is full: the output thread is not keeping up"))
+        }
+        return voice
+    }
+
+    /// Fades out every voice.
+    public func stopAll(fade: Duration = .milliseconds(5)) {
+        send(.stopAll(fadeFrames: frames(fade)))
+    }
+
+    /// Fades out every voice of one group.
+    public func stop(group: SoundGroup, fade: Duration = .milliseconds(5)) {
+        send(.stopGroup(group, fadeFrames: frames(fade)))
+    }
+
+    /// Sets a group's gain (smoothed).
+    public func setGain(_ gain: Float, for group: SoundGroup) { send(.setGroupGain(group, gain)) }
+
+    /// Mutes or unmutes a group (smoothed).
+    public func setMuted(_ muted: Bool, group: SoundGroup) { send(.setGroupMuted(group, muted)) }
+
+    /// Sets the gain of everything (smoothed).
+    public func setMasterGain(_ gain: Float) { send(.setMasterGain(gain)) }
+
+    // MARK: State
+
+    /// The negotiated device parameters and the engine's counters now.
+    public var metrics: Metrics {
+        let p = output.currentParameters
+        let status = output.realtimeStatus.load(ordering: .acquiring)
+        let latency = Double(p.bufferFrames + p.periodFrames) / Double(p.sampleRate)
+        return Metrics(parameters: p, latencyEstimate: .nanoseconds(Int64(latency * 1e9)),
+                       xruns: output.xruns.load(ordering: .relaxed),
+                       activeVoices: output.activeVoices.load(ordering: .relaxed),
+                       realtimeGranted: status == 0 ? nil : status > 0,
+                       deviceOpen: output.deviceOpen.load(ordering: .relaxed) == 1,
+                       framesRendered: output.framesRendered.load(ordering: .relaxed))
+    }
+
+    /// The engine's events (xruns, device lost and back, voices stolen, SCHED_FIFO refused), for
+    /// one consumer per stream: each access makes a new stream.
+    public var events: AsyncStream<EngineEvent> { delivery.makeStream() }
+
+    /// Called for every engine event, on the engine's delivery thread.
+    public var onEvent: (@Sendable (EngineEvent) -> Void)? {
+        get { delivery.handler }
+        set { delivery.handler = newValue }
+    }
+
+    /// Waits until no voice is playing and every completion has been delivered, or `timeout` passes.
+    /// Returns whether everything finished.
+    @discardableResult
+    public func waitUntilIdle(timeout: Duration = .seconds(60)) -> Bool {
+        delivery.waitUntilNoVoices(timeout: timeout)
+    }
+
+    // MARK: Helpers
+
+    @discardableResult
+    func send(_ command: MixerCommand) -> Bool { commands.send(command) }
+
+    func frames(_ duration: Duration) -> Int {
+        Int((duration.seconds * Double(output.currentParameters.sampleRate)).rounded())
+    }
+}
+
+/// The many-producer side of the real-time thread's command ring: producers take turns on a
+/// mutex; the real-time thread, the only consumer, never locks.
+final class CommandQueue: Sendable {
+    private let ring: SPSCRing<MixerCommand>
+    private let producer = Mutex(())
+    private let output: OutputThread
+
+    init(ring: SPSCRing<MixerCommand>, output: OutputThread) {
+        self.ring = ring
+        self.output = output
+    }
+
+    /// Queues a command; false when the queue is full. Wakes the output thread when it sleeps
+    /// with the device closed for idleness.
+    func send(_ command: MixerCommand) -> Bool {
+        guard producer.withLock({ _ in ring.push(command) }) else { return false }
+        if output.deviceOpen.load(ordering: .relaxed) == 0 { output.wake.signal() }
+        return true
+    }
+}
+
+/// One play of a sound: stop it or change it while it sounds. Calls on a voice that has ended
+/// do nothing.
+public struct Voice: Sendable, Hashable {
+    public let id: VoiceID
+    private let engine: WeakEngine
+
+    init(id: VoiceID, engine: SoundEngine) {
+        self.id = id
+        self.engine = WeakEngine(engine)
+    }
+
+    /// Fades the voice out; its completion says `.stopped`.
+    public func stop(fade: Duration = .milliseconds(5)) {
+        guard let engine = engine.value else { return }
+        engine.send(.stop(id, fadeFrames: engine.frames(fade)))
+    }
+
+    /// Changes the volume, smoothly.
+    public func setVolume(_ volume: Float) { engine.value?.send(.setGain(id, volume)) }
+
+    /// Changes the pan, smoothly.
+    public func setPan(_ pan: Float) { engine.value?.send(.setPan(id, pan)) }
+
+    public static func == (a: Voice, b: Voice) -> Bool { a.id == b.id }
+    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
+}
+
+private final class WeakEngine: @unchecked Sendable {
+    weak var value: SoundEngine?
+    init(_ value: SoundEngine) { self.value = value }
+}
+
+extension Duration {
+    var seconds: Double {
+        let (s, attoseconds) = components
+        return Double(s) + Double(attoseconds) * 1e-18
+    }
+}

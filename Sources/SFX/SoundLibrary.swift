@@ -1,0 +1,196 @@
+import Foundation
+import Synchronization
+import SFXCore
+import SFXMedia
+
+/// The registry of loaded sounds: system sounds by name and id, custom sounds by the `SoundID`
+/// their load returned. What a `SoundEngine` plays; usable on its own for offline rendering.
+///
+/// System sounds come from the configured sound theme (sfx's bundled `sfx` theme by default,
+/// which inherits `freedesktop`), looked up as the freedesktop Sound Theme Specification says
+/// and decoded on first use; they are never disposed. Custom sounds are decoded from a file or
+/// converted from a PCM buffer at load, get a new `SoundID`, and can be disposed.
+///
+/// Every sound is held as a `Cue` at the library's `format`: decoded and resampled once, here,
+/// so nothing of the kind happens when it plays. All methods are safe to call from any thread.
+public final class SoundLibrary: Sendable {
+    public struct Configuration: Sendable {
+        /// The format every cue is converted to: the mix's sample rate and channels.
+        public var format: AudioFormat = .standard
+        /// The sound theme system sounds come from.
+        public var theme: String = "sfx"
+        /// The freedesktop output profile to prefer ("stereo", "5.1", …).
+        public var outputProfile: String = "stereo"
+        /// How long a cue may be; longer files belong to the streaming player.
+        public var limits: CueLimits = .standard
+        /// The environment the theme lookup reads (XDG_DATA_HOME, XDG_DATA_DIRS, LC_MESSAGES, LANG).
+        public var environment: [String: String] = ProcessInfo.processInfo.environment
+        /// sfx's bundled sounds directory; nil finds it next to the program (see `SoundBundle`).
+        public var bundledSounds: String?
+
+        public init() {}
+    }
+
+    /// A system sound the theme chain provides.
+    public struct SystemSound: Sendable, Equatable {
+        public let id: SoundID?
+        public let name: String
+        /// The theme whose file was found (e.g. "sfx" or "freedesktop").
+        public let theme: String
+        public let file: String
+        /// One line from the bundled theme's index; nil for sounds of other themes.
+        public let description: String?
+    }
+
+    public let configuration: Configuration
+    let resolver: SoundThemeResolver
+    let decoder: AudioDecoder
+    /// Names and ids of the bundled sounds, from the bundled theme's `[X-SFX Sounds]` group.
+    let bundled: BundledCatalog
+    private let state = Mutex(State())
+
+    private struct Entry {
+        let cue: Cue
+        let isSystem: Bool
+    }
+
+    private struct State {
+        var entries: [SoundID: Entry] = [:]
+        var nextCustom = SoundID.firstCustom
+        var uncatalogued: [String: SoundID] = [:]
+    }
+
+    public init(configuration: Configuration = Configuration()) throws(SoundError) {
+        self.configuration = configuration
+        let bundle: String
+        do {
+            bundle = try configuration.bundledSounds ?? SoundBundle.locate(environment: configuration.environment)
+        } catch {
+            throw .bundleMissing(String(describing: error))
+        }
+        bundled = BundledCatalog(directory: bundle)
+        decoder = AudioDecoder(format: configuration.format, limits: configuration.limits)
+        resolver = SoundThemeResolver(
+            theme: configuration.theme, environment: configuration.environment,
+            outputProfile: configuration.outputProfile,
+            locale: SoundThemeResolver.messagesLocale(environment: configuration.environment),
+            extraBaseDirectories: [bundle])
+    }
+
+    // MARK: System sounds
+
+    /// The id of the system sound `name`, loading it on first use.
+    public func systemSound(named name: String) throws(SoundError) -> SoundID {
+        let match = try resolve(name)
+        let id = systemID(named: name) ?? systemID(named: match.matchedName) ?? uncataloguedID(name)
+        if state.withLock({ $0.entries[id] != nil }) { return id }
+        let cue = try decode(URL(filePath: match.path), name: name)
+        return state.withLock { state in
+            if state.entries[id] == nil { state.entries[id] = Entry(cue: cue, isSystem: true) }
+            return id
+        }
+    }
+
+    /// The system sound with the numeric id `id` (see `SoundID`), loading it on first use.
+    public func systemSound(id: SoundID) throws(SoundError) -> SoundID {
+        guard id.isSystem, let name = name(ofSystemID: id) else { throw .unknownID(id) }
+        return try systemSound(named: name)
+    }
+
+    /// Every system sound the theme chain provides, bundled ones first, each name once.
+    public func systemSounds() -> [SystemSound] {
+        resolver.allSounds().compactMap { lookup -> SystemSound? in
+            guard case .found(let sound) = lookup else { return nil }
+            return SystemSound(id: systemID(named: sound.requestedName), name: sound.requestedName,
+                               theme: sound.theme ?? "", file: sound.path,
+                               description: bundled.entries[sound.matchedName]?.description)
+        }
+        .sorted { ($0.id?.rawValue ?? .max, $0.name) < ($1.id?.rawValue ?? .max, $1.name) }
+    }
+
+    // MARK: Custom sounds
+
+    /// Decodes a file (anything libsndfile reads) into a new custom sound.
+    public func load(contentsOf url: URL) throws(SoundError) -> SoundID {
+        register(try decode(url, name: url.lastPathComponent))
+    }
+
+    /// Converts interleaved float PCM (any rate, any channel count) into a new custom sound.
+    public func load(buffer: [Float], sampleRate: Int, channels: Int, name: String = "buffer") throws(SoundError) -> SoundID {
+        let converted = Result { try decoder.cue(interleaved: buffer, sampleRate: sampleRate, channels: channels, name: name) }
+        return register(try SoundError.unwrap(converted))
+    }
+
+    /// Forgets a custom sound and returns its cue. The caller (the engine) keeps the cue alive
+    /// until no voice reads it. Disposing a system sound is an error: they live as long as the library.
+    @discardableResult
+    public func dispose(_ id: SoundID) throws(SoundError) -> Cue {
+        let removed: Result<Cue, SoundError> = state.withLock { state in
+            guard let entry = state.entries[id] else { return .failure(.unknownID(id)) }
+            guard !entry.isSystem else { return .failure(.systemSoundNotDisposable(id)) }
+            state.entries[id] = nil
+            return .success(entry.cue)
+        }
+        return try removed.get()
+    }
+
+    /// The cue a loaded id names, or nil when it was never loaded or has been disposed.
+    public func cue(for id: SoundID) -> Cue? {
+        state.withLock { $0.entries[id]?.cue }
+    }
+
+    // MARK: Helpers
+
+    private func register(_ cue: Cue) -> SoundID {
+        state.withLock { state in
+            let id = SoundID(rawValue: state.nextCustom)
+            state.nextCustom += 1
+            state.entries[id] = Entry(cue: cue, isSystem: false)
+            return id
+        }
+    }
+
+    private func decode(_ url: URL, name: String) throws(SoundError) -> Cue {
+        try SoundError.unwrap(Result { try decoder.decode(contentsOf: url, name: name) })
+    }
+
+    private func resolve(_ name: String) throws(SoundError) -> ThemedSound {
+        switch resolver.lookup(name) {
+        case .found(let sound): return sound
+        case .disabled(let sound): throw .disabled(name: name, theme: sound.theme ?? "")
+        case .notFound: throw .unknownSystemSound(name: name, theme: configuration.theme)
+        }
+    }
+
+    /// A name that no table gives an id (a file of some installed theme outside the naming
+    /// specification): it gets one from 10000 on, for this library's life.
+    private func uncataloguedID(_ name: String) -> SoundID {
+        state.withLock { state in
+            if let id = state.uncatalogued[name] { return id }
+            let id = SoundID(rawValue: SoundID.firstUncatalogued + UInt32(state.uncatalogued.count))
+            state.uncatalogued[name] = id
+            return id
+        }
+    }
+
+    private func systemID(named name: String) -> SoundID? {
+        if let id = bundled.entries[name]?.id { return SoundID(rawValue: id) }
+        return SoundNamingSpec.idByName[name].map(SoundID.init(rawValue:))
+    }
+
+    private func name(ofSystemID id: SoundID) -> String? {
+        bundled.entries.first { $0.value.id == id.rawValue }?.key
+            ?? SoundNamingSpec.idByName.first { $0.value == id.rawValue }?.key
+            ?? state.withLock { $0.uncatalogued.first { $0.value == id }?.key }
+    }
+}
+
+extension SoundLibrary {
+    /// Where the system sound `name` comes from, without loading it.
+    public func systemSoundFile(named name: String) throws(SoundError) -> SystemSound {
+        let match = try resolve(name)
+        return SystemSound(id: systemID(named: name) ?? systemID(named: match.matchedName), name: name,
+                           theme: match.theme ?? "", file: match.path,
+                           description: bundled.entries[match.matchedName]?.description)
+    }
+}

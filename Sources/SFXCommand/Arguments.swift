@@ -1,0 +1,172 @@
+/// A small command-line parser in swift-argument-parser's conventions, written here because
+/// sfx depends on no Swift package outside the toolchain.
+///
+/// A subcommand declares its options and positionals as a `CommandSpec`; `ParsedArguments`
+/// holds what the user typed. Usage errors are `UsageError`s: printed on stderr with the
+/// subcommand's usage line, exit code 64 (EX_USAGE).
+
+struct OptionSpec {
+    /// Long name without the dashes, e.g. "output".
+    let name: String
+    /// One-letter short name, e.g. "o".
+    let short: Character?
+    /// Placeholder for the value ("SECONDS"); nil for a flag.
+    let value: String?
+    let help: String
+    /// Whether the option may be given more than once (`--at 0 --at 0.5`).
+    let repeatable: Bool
+
+    static func flag(_ name: String, short: Character? = nil, help: String) -> OptionSpec {
+        OptionSpec(name: name, short: short, value: nil, help: help, repeatable: false)
+    }
+
+    static func option(_ name: String, short: Character? = nil, value: String, repeatable: Bool = false, help: String) -> OptionSpec {
+        OptionSpec(name: name, short: short, value: value, help: help, repeatable: repeatable)
+    }
+
+    var usage: String {
+        let long = "--\(name)" + (value.map { " \($0)" } ?? "")
+        return short.map { "-\($0), \(long)" } ?? "    \(long)"
+    }
+}
+
+struct PositionalSpec {
+    let name: String
+    let help: String
+    /// `min` values required, at most `max` (nil: unlimited).
+    let min: Int
+    let max: Int?
+}
+
+struct CommandSpec {
+    let name: String
+    let abstract: String
+    let discussion: String
+    let positionals: [PositionalSpec]
+    let options: [OptionSpec]
+
+    var usageLine: String {
+        var parts = ["sfx", name]
+        if !options.isEmpty { parts.append("[options]") }
+        for p in positionals {
+            let one = p.name
+            switch (p.min, p.max) {
+            case (1, 1): parts.append(one)
+            case (0, 1): parts.append("[\(one)]")
+            case (0, _): parts.append("[\(one) …]")
+            default: parts.append("\(one) …")
+            }
+        }
+        return parts.joined(separator: " ")
+    }
+
+    var help: String {
+        var text = "OVERVIEW: \(abstract)\n\nUSAGE: \(usageLine)\n"
+        if !discussion.isEmpty { text += "\n\(discussion)\n" }
+        if !positionals.isEmpty {
+            text += "\nARGUMENTS:\n"
+            for p in positionals { text += "  \(p.name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(p.help)\n" }
+        }
+        text += "\nOPTIONS:\n"
+        for o in options + [.flag("help", short: "h", help: "Show help information.")] {
+            let left = "  " + o.usage
+            text += left.padding(toLength: max(28, left.count + 1), withPad: " ", startingAt: 0) + o.help + "\n"
+        }
+        return text
+    }
+}
+
+struct UsageError: Error, CustomStringConvertible {
+    let message: String
+    let command: CommandSpec?
+    var description: String { message }
+}
+
+/// What the user typed, checked against a `CommandSpec`.
+struct ParsedArguments {
+    private(set) var positionals: [String] = []
+    private var values: [String: [String]] = [:]
+    private var flags: Set<String> = []
+    let spec: CommandSpec
+
+    /// Parses `arguments` (without the program and subcommand names). `--help` is reported as `helpRequested`.
+    init(_ arguments: [String], spec: CommandSpec) throws(UsageError) {
+        self.spec = spec
+        var rest = arguments[...]
+        var onlyPositionals = false
+        while let arg = rest.popFirst() {
+            if onlyPositionals || arg == "-" || !arg.hasPrefix("-") || Double(arg) != nil {
+                positionals.append(arg)
+                continue
+            }
+            if arg == "--" { onlyPositionals = true; continue }
+            if arg == "--help" || arg == "-h" { flags.insert("help"); continue }
+            var name: Substring
+            var inlineValue: String?
+            if arg.hasPrefix("--") {
+                name = arg.dropFirst(2)
+                if let eq = name.firstIndex(of: "=") {
+                    inlineValue = String(name[name.index(after: eq)...])
+                    name = name[..<eq]
+                }
+            } else {
+                guard arg.count == 2 else { throw UsageError(message: "unknown option '\(arg)'", command: spec) }
+                name = arg.dropFirst()
+            }
+            guard let option = spec.options.first(where: { $0.name == name || (name.count == 1 && $0.short == name.first) }) else {
+                throw UsageError(message: "unknown option '\(arg)'", command: spec)
+            }
+            if let placeholder = option.value {
+                guard let value = inlineValue ?? rest.popFirst() else {
+                    throw UsageError(message: "missing value for '--\(option.name) \(placeholder)'", command: spec)
+                }
+                if !option.repeatable, values[option.name] != nil {
+                    throw UsageError(message: "'--\(option.name)' given more than once", command: spec)
+                }
+                values[option.name, default: []].append(value)
+            } else {
+                if inlineValue != nil { throw UsageError(message: "'--\(option.name)' takes no value", command: spec) }
+                flags.insert(option.name)
+            }
+        }
+        if helpRequested { return }
+        let minimum = spec.positionals.reduce(0) { $0 + $1.min }
+        let maximum = spec.positionals.contains { $0.max == nil } ? Int.max : spec.positionals.reduce(0) { $0 + ($1.max ?? 0) }
+        if positionals.count < minimum {
+            let missing = spec.positionals.first { $0.min > 0 }?.name ?? "argument"
+            throw UsageError(message: "missing expected argument '\(missing)'", command: spec)
+        }
+        if positionals.count > maximum {
+            throw UsageError(message: "unexpected argument '\(positionals[maximum])'", command: spec)
+        }
+    }
+
+    var helpRequested: Bool { flags.contains("help") }
+
+    func flag(_ name: String) -> Bool { flags.contains(name) }
+
+    func values(_ name: String) -> [String] { values[name] ?? [] }
+
+    func value(_ name: String) -> String? { values[name]?.last }
+
+    /// The option's value as a number in `range`, or nil when absent.
+    func number(_ name: String, in range: ClosedRange<Double>) throws(UsageError) -> Double? {
+        guard let text = value(name) else { return nil }
+        return try Self.number(text, option: name, in: range, spec: spec)
+    }
+
+    func integer(_ name: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
+        guard let text = value(name) else { return nil }
+        guard let n = Int(text), range.contains(n) else {
+            throw UsageError(message: "invalid value '\(text)' for '--\(name)': expected a whole number from \(range.lowerBound) to \(range.upperBound)", command: spec)
+        }
+        return n
+    }
+
+    static func number(_ text: String, option: String, in range: ClosedRange<Double>, spec: CommandSpec) throws(UsageError) -> Double {
+        guard let x = Double(text), x.isFinite, range.contains(x) else {
+            throw UsageError(message: "invalid value '\(text)' for '--\(option)': expected a number from \(range.lowerBound) to \(range.upperBound)", command: spec)
+        }
+        return x
+    }
+}

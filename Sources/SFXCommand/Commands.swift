@@ -1,0 +1,190 @@
+import Foundation
+import SFX
+import SFXCore
+import SFXMedia
+
+/// `NAME|FILE`: a path when it names an existing file or looks like one, else a system sound.
+enum SoundArgument {
+    case file(URL)
+    case system(String)
+
+    init(_ text: String) {
+        if text.contains("/") || FileManager.default.fileExists(atPath: text) {
+            self = .file(URL(filePath: text))
+        } else {
+            self = .system(text)
+        }
+    }
+
+    /// The file behind the argument.
+    func file(in library: SoundLibrary) throws -> URL {
+        switch self {
+        case .file(let url): return url
+        case .system(let name): return URL(filePath: try library.systemSoundFile(named: name).file)
+        }
+    }
+
+    /// Loads the sound into `library`.
+    func load(into library: SoundLibrary) throws -> SoundID {
+        switch self {
+        case .file(let url): return try library.load(contentsOf: url)
+        case .system(let name): return try library.systemSound(named: name)
+        }
+    }
+}
+
+func printJSON<T: Encodable>(_ value: T) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    print(String(decoding: try encoder.encode(value), as: UTF8.self))
+}
+
+func seconds(_ s: Double) -> String { String(format: "%.3f s", s) }
+
+enum ListCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "list", abstract: "List the system sounds: id, name, theme, duration.",
+        discussion: "System sounds come from the sound theme (sfx's own, inheriting freedesktop) and never need loading by hand.",
+        positionals: [],
+        options: [.flag("json", help: "Print JSON."),
+                  .option("theme", value: "NAME", help: "The sound theme to list (default: sfx).")])
+
+    struct Row: Encodable {
+        let id: UInt32?
+        let name: String
+        let theme: String
+        let file: String
+        let duration: Double?
+        let description: String?
+    }
+
+    static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        var configuration = SoundLibrary.Configuration()
+        if let theme = arguments.value("theme") { configuration.theme = theme }
+        let library = try SoundLibrary(configuration: configuration)
+        let rows = library.systemSounds().map { sound in
+            Row(id: sound.id?.rawValue, name: sound.name, theme: sound.theme, file: sound.file,
+                duration: (try? AudioFileInfo(contentsOf: URL(filePath: sound.file)))?.duration,
+                description: sound.description)
+        }
+        if arguments.flag("json") {
+            try printJSON(rows)
+            return 0
+        }
+        let nameWidth = max(4, rows.map(\.name.count).max() ?? 0)
+        let themeWidth = max(5, rows.map(\.theme.count).max() ?? 0)
+        print("ID    " + "NAME".padding(toLength: nameWidth + 2, withPad: " ", startingAt: 0)
+              + "THEME".padding(toLength: themeWidth + 2, withPad: " ", startingAt: 0) + "DURATION  DESCRIPTION")
+        for row in rows {
+            let id = row.id.map(String.init) ?? "-"
+            let duration = row.duration.map { String(format: "%6.3f s", $0) } ?? "       ?"
+            print(id.padding(toLength: 6, withPad: " ", startingAt: 0)
+                  + row.name.padding(toLength: nameWidth + 2, withPad: " ", startingAt: 0)
+                  + row.theme.padding(toLength: themeWidth + 2, withPad: " ", startingAt: 0)
+                  + duration + "  " + (row.description ?? ""))
+        }
+        return 0
+    }
+}
+
+enum InfoCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "info", abstract: "Show a sound file's format, rate, channels, duration and MIME type.",
+        discussion: "The MIME type and extension follow the content, not the file's name: an Ogg Opus file is audio/ogg .opus.",
+        positionals: [PositionalSpec(name: "NAME|FILE", help: "A system sound name or a sound file.", min: 1, max: nil)],
+        options: [.flag("json", help: "Print JSON.")])
+
+    static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        let library = try SoundLibrary()
+        var infos: [AudioFileInfo] = []
+        var failed = false
+        for text in arguments.positionals {
+            do {
+                let url = try SoundArgument(text).file(in: library)
+                infos.append(try AudioFileInfo(contentsOf: url))
+            } catch {
+                printError(String(describing: error))
+                failed = true
+            }
+        }
+        if arguments.flag("json") {
+            try printJSON(infos)
+        } else {
+            for info in infos {
+                let frames = info.frames.map { "\($0) frames" } ?? "? frames"
+                let duration = info.duration.map(seconds) ?? "? s"
+                print("\(info.path): \(info.mimeType)  .\(info.fileExtension)  \(info.container) \(info.encoding)  "
+                      + "\(info.sampleRate) Hz  \(info.channels) ch  \(frames)  \(duration)")
+            }
+        }
+        return failed ? 1 : 0
+    }
+}
+
+enum RenderCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "render", abstract: "Mix sounds offline into a WAV file (a debugging aid).",
+        discussion: """
+        Each sound starts at the time the --at of the same position gives (0 when absent), mixed \
+        by the same mixer that plays in real time, so the file is what the device would get.
+        """,
+        positionals: [PositionalSpec(name: "NAME|FILE", help: "System sound names or sound files.", min: 1, max: nil)],
+        options: [.option("output", short: "o", value: "FILE", help: "The WAV file to write (required)."),
+                  .option("at", value: "SECONDS", repeatable: true, help: "When the sound of the same position starts."),
+                  .option("volume", value: "GAIN", help: "Gain of every sound, 0 to 1 (default 1)."),
+                  .option("pan", value: "PAN", help: "Pan of every sound, -1 (left) to 1 (right) (default 0)."),
+                  .option("rate", value: "HZ", help: "Sample rate (default 48000).")])
+
+    static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        guard let output = arguments.value("output") else {
+            throw UsageError(message: "missing '--output FILE'", command: spec)
+        }
+        let starts = try arguments.values("at").map {
+            try ParsedArguments.number($0, option: "at", in: 0...3600, spec: spec)
+        }
+        guard starts.count <= arguments.positionals.count else {
+            throw UsageError(message: "more --at times (\(starts.count)) than sounds (\(arguments.positionals.count))", command: spec)
+        }
+        var configuration = SoundLibrary.Configuration()
+        if let rate = try arguments.integer("rate", in: 8000...192_000) {
+            configuration.format = AudioFormat(sampleRate: rate, channels: 2)
+        }
+        let library = try SoundLibrary(configuration: configuration)
+        let volume = Float(try arguments.number("volume", in: 0...1) ?? 1)
+        let pan = Float(try arguments.number("pan", in: -1...1) ?? 0)
+        var plays: [OfflineMix.Play] = []
+        for (i, text) in arguments.positionals.enumerated() {
+            let id = try SoundArgument(text).load(into: library)
+            plays.append(OfflineMix.Play(sound: id, at: i < starts.count ? starts[i] : 0, volume: volume, pan: pan))
+        }
+        let frames = try OfflineMix.render(plays, library: library, to: URL(filePath: output))
+        print("wrote \(output): \(frames) frames, \(seconds(Double(frames) / Double(configuration.format.sampleRate))) at \(configuration.format)")
+        return 0
+    }
+}
+
+enum PlayCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "play", abstract: "Play sounds and exit when they are done.",
+        discussion: """
+        Until the real-time output lands, `sfx play` renders the sounds to a WAV file with the \
+        real mixer and says where it is.
+        """,
+        positionals: [PositionalSpec(name: "NAME|FILE", help: "System sound names or sound files.", min: 1, max: nil)],
+        options: [.option("volume", value: "GAIN", help: "Gain, 0 to 1 (default 1)."),
+                  .option("pan", value: "PAN", help: "Pan, -1 (left) to 1 (right) (default 0).")])
+
+    static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        let library = try SoundLibrary()
+        let volume = Float(try arguments.number("volume", in: 0...1) ?? 1)
+        let pan = Float(try arguments.number("pan", in: -1...1) ?? 0)
+        let plays = try arguments.positionals.map {
+            OfflineMix.Play(sound: try SoundArgument($0).load(into: library), at: 0, volume: volume, pan: pan)
+        }
+        let output = FileManager.default.temporaryDirectory.appending(path: "sfx-play.wav")
+        let frames = try OfflineMix.render(plays, library: library, to: output)
+        print("sfx: no real-time output yet; rendered \(arguments.positionals.joined(separator: " ")) "
+              + "(\(frames) frames) to \(output.path)")
+        return 0
+    }
+}

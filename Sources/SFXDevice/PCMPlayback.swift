@@ -1,0 +1,211 @@
+import CALSA
+import Glibc
+import SFXCore
+
+/// A sample format sfx can hand to ALSA. The mixer works in float; the device gets one of these.
+public enum SampleFormat: String, Sendable, CaseIterable, Codable {
+    case float32 = "FLOAT_LE"
+    case s32 = "S32_LE"
+    case s16 = "S16_LE"
+
+    public var bytesPerSample: Int {
+        switch self {
+        case .float32, .s32: 4
+        case .s16: 2
+        }
+    }
+
+    var alsa: snd_pcm_format_t {
+        switch self {
+        case .float32: SND_PCM_FORMAT_FLOAT_LE
+        case .s32: SND_PCM_FORMAT_S32_LE
+        case .s16: SND_PCM_FORMAT_S16_LE
+        }
+    }
+}
+
+/// What to ask ALSA for. Every value is a request: the device may give the nearest it supports,
+/// and `PCMPlayback.parameters` says what was negotiated.
+public struct PlaybackRequest: Sendable {
+    /// Any ALSA PCM name: "default", "hw:0,0", "plughw:1", "dmix", a plugin device…
+    public var device: String = "default"
+    public var sampleRate: Int = 48_000
+    public var channels: Int = 2
+    /// Frames per period: the unit the real-time thread renders and writes.
+    public var periodFrames: Int = 128
+    /// Periods in the device buffer.
+    public var periodCount: Int = 3
+    /// Formats in order of preference.
+    public var formats: [SampleFormat] = [.float32, .s32, .s16]
+
+    public init(device: String = "default", sampleRate: Int = 48_000, channels: Int = 2,
+                periodFrames: Int = 128, periodCount: Int = 3) {
+        self.device = device
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.periodFrames = periodFrames
+        self.periodCount = periodCount
+    }
+}
+
+/// What the device agreed to.
+public struct PlaybackParameters: Sendable, Equatable, Codable, CustomStringConvertible {
+    public var device: String
+    public var format: SampleFormat
+    public var sampleRate: Int
+    public var channels: Int
+    public var periodFrames: Int
+    public var bufferFrames: Int
+    public var startThreshold: Int
+
+    public var audioFormat: AudioFormat { AudioFormat(sampleRate: sampleRate, channels: channels) }
+
+    /// The most a frame written now waits before it reaches the DAC: the whole buffer.
+    public var bufferLatency: Double { Double(bufferFrames) / Double(sampleRate) }
+
+    public var description: String {
+        "\(device): \(format.rawValue) \(sampleRate) Hz \(channels) ch, period \(periodFrames), buffer \(bufferFrames)"
+    }
+}
+
+/// An open ALSA playback stream, configured for low latency: the period the request asked for
+/// (or the nearest), the start threshold at one period (so the stream restarts one period after
+/// an xrun instead of after a whole buffer of silence), avail_min at one period.
+///
+/// `wait`, `write` and `delay` are for the real-time thread: they neither allocate nor throw and
+/// report ALSA's negative errno; everything else is for ordinary threads.
+public final class PCMPlayback: @unchecked Sendable {
+    public let parameters: PlaybackParameters
+    private var pcm: OpaquePointer?
+    /// Converted samples for the device, allocated once for one period... or however many frames
+    /// a write may carry (`maxFrames`).
+    private let conversion: UnsafeMutableRawPointer
+    private let maxFrames: Int
+
+    /// Opens `request.device` for playback and negotiates format, rate, channels, period and buffer.
+    public init(_ request: PlaybackRequest) throws(ALSAError) {
+        let name = request.device
+        var handle: OpaquePointer?
+        try check(snd_pcm_open(&handle, name, SND_PCM_STREAM_PLAYBACK, 0), name, "open for playback")
+        do {
+            parameters = try Self.configure(handle, request)
+        } catch {
+            snd_pcm_close(handle)
+            throw error
+        }
+        pcm = handle
+        maxFrames = max(parameters.periodFrames, parameters.bufferFrames)
+        conversion = .allocate(byteCount: maxFrames * parameters.channels * 4, alignment: 16)
+    }
+
+    deinit {
+        close()
+        conversion.deallocate()
+    }
+
+    /// Closes the stream; later calls report EBADFD.
+    public func close() {
+        if let pcm { snd_pcm_close(pcm) }
+        pcm = nil
+    }
+
+    private static func configure(_ pcm: OpaquePointer?, _ request: PlaybackRequest) throws(ALSAError) -> PlaybackParameters {
+        let name = request.device
+        var hw: OpaquePointer?
+        snd_pcm_hw_params_malloc(&hw)
+        defer { snd_pcm_hw_params_free(hw) }
+        try check(snd_pcm_hw_params_any(pcm, hw), name, "read hardware parameters")
+        try check(snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED), name, "set interleaved access")
+        guard let format = request.formats.first(where: { snd_pcm_hw_params_test_format(pcm, hw, $0.alsa) == 0 }) else {
+            throw ALSAError(device: name, operation: "set a float, S32 or S16 sample format", code: -EINVAL)
+        }
+        try check(snd_pcm_hw_params_set_format(pcm, hw, format.alsa), name, "set format \(format.rawValue)")
+        var channels = UInt32(request.channels)
+        try check(snd_pcm_hw_params_set_channels_near(pcm, hw, &channels), name, "set \(request.channels) channels")
+        guard channels == 1 || channels == 2 else {
+            throw ALSAError(device: name, operation: "set mono or stereo (device offers \(channels) channels)", code: -EINVAL)
+        }
+        var rate = UInt32(request.sampleRate)
+        try check(snd_pcm_hw_params_set_rate_resample(pcm, hw, 1), name, "allow resampling")
+        try check(snd_pcm_hw_params_set_rate_near(pcm, hw, &rate, nil), name, "set rate \(request.sampleRate) Hz")
+        var period = snd_pcm_uframes_t(request.periodFrames)
+        try check(snd_pcm_hw_params_set_period_size_near(pcm, hw, &period, nil), name, "set period \(request.periodFrames)")
+        var buffer = snd_pcm_uframes_t(request.periodFrames * request.periodCount)
+        try check(snd_pcm_hw_params_set_buffer_size_near(pcm, hw, &buffer), name, "set buffer \(buffer)")
+        try check(snd_pcm_hw_params(pcm, hw), name, "apply hardware parameters")
+        snd_pcm_hw_params_get_period_size(hw, &period, nil)
+        snd_pcm_hw_params_get_buffer_size(hw, &buffer)
+
+        var sw: OpaquePointer?
+        snd_pcm_sw_params_malloc(&sw)
+        defer { snd_pcm_sw_params_free(sw) }
+        try check(snd_pcm_sw_params_current(pcm, sw), name, "read software parameters")
+        try check(snd_pcm_sw_params_set_start_threshold(pcm, sw, period), name, "set start threshold")
+        try check(snd_pcm_sw_params_set_avail_min(pcm, sw, period), name, "set avail_min")
+        try check(snd_pcm_sw_params(pcm, sw), name, "apply software parameters")
+        try check(snd_pcm_prepare(pcm), name, "prepare")
+        return PlaybackParameters(device: name, format: format, sampleRate: Int(rate), channels: Int(channels),
+                                  periodFrames: Int(period), bufferFrames: Int(buffer), startThreshold: Int(period))
+    }
+
+    // MARK: Real-time thread
+
+    /// Frames that can be written now without blocking, or a negative errno (-EPIPE after an xrun).
+    @inline(__always)
+    public func available() -> Int {
+        Int(snd_pcm_avail_update(pcm))
+    }
+
+    /// Waits until at least avail_min frames can be written, or `timeoutMilliseconds` pass.
+    /// Returns 1 when ready, 0 on timeout, or a negative errno.
+    @inline(__always)
+    public func wait(timeoutMilliseconds: Int32) -> Int32 {
+        snd_pcm_wait(pcm, timeoutMilliseconds)
+    }
+
+    /// Converts `frames` interleaved float frames to the device format and writes them, blocking
+    /// only when the buffer is full. Returns frames written or a negative errno (-EPIPE: xrun,
+    /// -ESTRPIPE: suspended, -ENODEV: gone).
+    public func write(_ samples: UnsafePointer<Float>, frames: Int) -> Int {
+        var done = 0
+        while done < frames {
+            let chunk = min(frames - done, maxFrames)
+            let source = samples + done * parameters.channels
+            let count = chunk * parameters.channels
+            let written: snd_pcm_sframes_t
+            switch parameters.format {
+            case .float32:
+                written = snd_pcm_writei(pcm, source, snd_pcm_uframes_t(chunk))
+            case .s32:
+                let out = conversion.assumingMemoryBound(to: Int32.self)
+                for i in 0..<count { out[i] = Int32(clamping: Int64((Double(source[i]) * 2_147_483_648.0).rounded())) }
+                written = snd_pcm_writei(pcm, out, snd_pcm_uframes_t(chunk))
+            case .s16:
+                let out = conversion.assumingMemoryBound(to: Int16.self)
+                for i in 0..<count { out[i] = Int16(clamping: Int32((source[i] * 32768).rounded())) }
+                written = snd_pcm_writei(pcm, out, snd_pcm_uframes_t(chunk))
+            }
+            if written < 0 { return Int(written) }
+            done += Int(written)
+        }
+        return done
+    }
+
+    /// Recovers from an xrun (-EPIPE) or a suspend (-ESTRPIPE); returns 0 or a negative errno.
+    public func recover(_ error: Int32) -> Int32 {
+        snd_pcm_recover(pcm, error, 1)
+    }
+
+    /// Frames between what was written last and what the DAC plays now, or a negative errno.
+    public func delay() -> Int {
+        var frames: snd_pcm_sframes_t = 0
+        let result = snd_pcm_delay(pcm, &frames)
+        return result < 0 ? Int(result) : Int(frames)
+    }
+
+    /// Stops at once, dropping what is buffered.
+    public func drop() { snd_pcm_drop(pcm) }
+
+    /// Plays what is buffered, then stops.
+    public func drain() { snd_pcm_drain(pcm) }
+}

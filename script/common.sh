@@ -1,0 +1,42 @@
+# Shared by script/play and script/test: make sure the Debian packages and the Swift toolchain
+# that sfx needs are here, installing what is missing when run as root.
+set -euo pipefail
+
+SFX_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$SFX_ROOT"
+
+# Build: alsa-lib, libsndfile, libsoxr, libgpiod (haptics), pkg-config.
+# Run and test: alsa-utils (aplay/arecord/amixer against the virtual card),
+# sound-theme-freedesktop (the theme sfx's own inherits), sox (test fixtures).
+SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libsoxr-dev libgpiod-dev
+              alsa-utils sound-theme-freedesktop sox)
+
+sfx_require_packages() {
+    local missing=()
+    for p in "${SFX_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "sfx needs these Debian packages; install them with:" >&2
+        echo "  sudo apt-get install -y ${missing[*]}" >&2
+        exit 1
+    fi
+    echo "==> installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+sfx_require_swift() {
+    if ! command -v swift >/dev/null 2>&1; then
+        if [ -x /opt/swift/usr/bin/swift ]; then
+            export PATH="$PATH:/opt/swift/usr/bin"
+        else
+            echo "sfx needs Swift 6 (swift not found on PATH); install a toolchain from swift.org and put its usr/bin on PATH" >&2
+            exit 1
+        fi
+    fi
+}
+
+sfx_require_packages
+sfx_require_swift
