@@ -27,8 +27,11 @@ let package = Package(
         .target(
             name: "SFXCard",
             cSettings: [.define("PIC"), .unsafeFlags(["-fvisibility=default"])],
-            linkerSettings: [.linkedLibrary("asound"), .linkedLibrary("m")]
+            linkerSettings: [.linkedLibrary("asound"), .linkedLibrary("m"), .linkedLibrary("sndfile"), .linkedLibrary("soxr")]
         ),
+
+        // The virtual card's Swift side: writes its configuration, reads its recordings and events.
+        .target(name: "SFXCardSupport"),
 
         // 2. Core.
         .target(name: "SFXCore"),
@@ -50,7 +53,8 @@ let package = Package(
         .testTarget(name: "SFXCoreTests", dependencies: ["SFXCore"]),
         .testTarget(name: "SFXSoundDesignTests", dependencies: ["SFXSoundDesign"]),
         .testTarget(name: "SFXMediaTests", dependencies: ["SFXMedia"]),
-        .testTarget(name: "SFXCardTests", dependencies: ["CALSA"]),
+        .testTarget(name: "SFXCardTests", dependencies: ["CALSA", "SFXCardSupport"]),
         .testTarget(name: "SFXTests", dependencies: ["SFX"]),
+        .testTarget(name: "SFXCommandTests", dependencies: ["SFXMedia"]),
     ]
 )

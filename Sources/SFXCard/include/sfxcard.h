@@ -1,1 +1,70 @@
+/*
+ * sfxcard — a virtual sound card for machines without one.
+ *
+ * libsfxcard.so is an ALSA external plugin: an ioplug PCM (playback and capture) and a ctl_ext
+ * mixer in one library. Playback is consumed in real time on CLOCK_MONOTONIC (frame n of a
+ * stream reaches the "DAC" at start + n / rate), recorded to a float WAV and timed in an event
+ * log; capture plays a sound file into the stream in real time; a small shared state file lets
+ * another process inject faults and move the Master control.
+ *
+ * Loading: alsa-lib finds the plugin through a configuration file (SFXCardSupport's VirtualCard
+ * writes one; point ALSA_CONFIG_PATH at it):
+ *
+ *     </usr/share/alsa/alsa.conf>
+ *     pcm_type.sfxcard { lib "/abs/path/libsfxcard.so" }
+ *     ctl_type.sfxcard { lib "/abs/path/libsfxcard.so" }
+ *     pcm.sfxcard { type sfxcard dir "/tmp/card" }
+ *     ctl.sfxcard { type sfxcard dir "/tmp/card" }
+ *
+ * PCM parameters: `dir` (required: the card's state directory, created if missing), `capture`
+ * (a sound file libsndfile reads, played into capture streams; silence without it), `loop`
+ * (yes/no: repeat the capture file), `onset_threshold` (absolute sample value that counts as
+ * sound, default 0.001), `onset_silence_ms` (silence that must precede an onset, default 10).
+ * The ctl plugin takes `dir` only.
+ *
+ * Files in the state directory:
+ *   state           the layout below, mmap'd MAP_SHARED by every PCM and ctl instance
+ *   events.log      one event per line: CLOCK_MONOTONIC nanoseconds, a name, key=value pairs
+ *   playback.wav    float32 recording of what reached the DAC (after Master) in the first
+ *                   playback configuration; each later hw_params setup with a recording gets
+ *                   the next free name: playback-2.wav, playback-3.wav …
+ */
 #pragma once
+
+#include <stdint.h>
+
+/** "SFXCARD1": the first 8 bytes of a state file. */
+#define SFXCARD_STATE_MAGIC "SFXCARD1"
+/** Layout version stored in `version`. */
+#define SFXCARD_STATE_VERSION 1u
+/** Highest Master volume; 0 mutes, 100 is 0 dB, each step is 0.5 dB. */
+#define SFXCARD_VOLUME_MAX 100u
+/** dB of volume step 1 in hundredths (volume v gives (v - 100) * 0.5 dB). */
+#define SFXCARD_VOLUME_MIN_CENTIBEL (-5000)
+#define SFXCARD_VOLUME_STEP_CENTIBEL 50
+
+/**
+ * The card's shared state: a 64-byte file, little-endian, naturally aligned 32-bit fields,
+ * read and written with atomic 32-bit loads and stores. Byte offsets are fixed:
+ *
+ *   0  magic[8]        "SFXCARD1"
+ *   8  version         1
+ *  12  size            64
+ *  16  xrun_requests   each increment forces one xrun on every running stream
+ *  20  disconnected    nonzero: the card is unplugged (calls fail with -ENODEV, opens too)
+ *  24  master_switch   0 = Master off (silence reaches the DAC), 1 = on
+ *  28  master_volume   0 ... SFXCARD_VOLUME_MAX
+ *  32  reserved[8]     zero
+ */
+typedef struct sfxcard_state {
+    char magic[8];
+    uint32_t version;
+    uint32_t size;
+    uint32_t xrun_requests;
+    uint32_t disconnected;
+    uint32_t master_switch;
+    uint32_t master_volume;
+    uint32_t reserved[8];
+} sfxcard_state;
+
+_Static_assert(sizeof(sfxcard_state) == 64, "the state file is 64 bytes");

@@ -1,2 +1,0 @@
-import XCTest
-final class SFXCardTestsPlaceholder: XCTestCase { func testNothing() {} }
