@@ -1,0 +1,139 @@
+import Foundation
+import XCTest
+import SFXMedia
+
+/// The `sfx` program as a user runs it: exit codes, one-line errors, list/info/render output.
+final class CommandLineTests: XCTestCase {
+    struct Run {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    /// `.build/<configuration>/sfx`, beside this test bundle.
+    static var program: URL {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(filePath: executable).deletingLastPathComponent().appending(path: "sfx")
+    }
+
+    func sfx(_ arguments: String...) throws -> Run { try sfx(arguments) }
+
+    func sfx(_ arguments: [String]) throws -> Run {
+        let process = Process()
+        process.executableURL = Self.program
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_DIRS"] = "/usr/share"
+        environment["XDG_DATA_HOME"] = "/nonexistent"
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                   stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    var scratch: URL!
+
+    override func setUpWithError() throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.program.path) else {
+            throw XCTSkip("build sfx first: swift build --build-tests")
+        }
+        scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        if let scratch { try? FileManager.default.removeItem(at: scratch) }
+    }
+
+    func testVersionAndHelp() throws {
+        let version = try sfx("--version")
+        XCTAssertEqual(version.status, 0)
+        XCTAssertTrue(version.stdout.hasPrefix("sfx "))
+        for command in ["list", "info", "render", "play"] {
+            let help = try sfx(command, "--help")
+            XCTAssertEqual(help.status, 0, command)
+            XCTAssertTrue(help.stdout.contains("USAGE: sfx \(command)"), help.stdout)
+        }
+        XCTAssertTrue(try sfx("--help").stdout.contains("SUBCOMMANDS:"))
+    }
+
+    func testUsageErrorsExit64OnStderr() throws {
+        for arguments in [["frobnicate"], ["info"], ["list", "--bogus"], ["render", "tock"], ["render", "tock", "-o"],
+                          ["render", "tock", "-o", "x.wav", "--volume", "3"], []] {
+            let run = try sfx(arguments)
+            XCTAssertEqual(run.status, 64, "\(arguments): \(run.stderr)")
+            XCTAssertTrue(run.stdout.isEmpty, "\(arguments)")
+            XCTAssertTrue(run.stderr.hasPrefix("sfx: ") || arguments.isEmpty, run.stderr)
+        }
+    }
+
+    func testListShowsTheBundledAndFreedesktopSounds() throws {
+        let run = try sfx("list")
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let lines = run.stdout.split(separator: "\n")
+        XCTAssertGreaterThanOrEqual(lines.filter { $0.contains(" sfx ") }.count, 16)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("1000  tock ") })
+        XCTAssertTrue(lines.contains { $0.contains("phone-incoming-call") && $0.contains("freedesktop") })
+
+        let json = try sfx("list", "--json")
+        let rows = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]]
+        XCTAssertEqual(rows?.count, lines.count - 1)
+        XCTAssertEqual(rows?.first?["name"] as? String, "tock")
+    }
+
+    func testInfoNamesTheMimeTypeOfTheContent() throws {
+        // An Ogg Opus file named .bin: the content decides.
+        let opus = scratch.appending(path: "recording.bin")
+        let tone = (0..<24_000).map { Float(0.3 * sin(Double($0) * 0.05)) }
+        try AudioFileWriter.write(tone, sampleRate: 48_000, channels: 1, to: opus, as: .oggOpus)
+        let opusInfo = try sfx("info", opus.path)
+        XCTAssertEqual(opusInfo.status, 0, opusInfo.stderr)
+        XCTAssertTrue(opusInfo.stdout.contains("audio/ogg  .opus"), opusInfo.stdout)
+
+        try AudioFileWriter.write(tone, sampleRate: 48_000, channels: 1, to: scratch.appending(path: "tone.wav"), as: .wavPCM16)
+        let render = try sfx("render", scratch.appending(path: "tone.wav").path, "-o", scratch.appending(path: "mix.wav").path)
+        XCTAssertEqual(render.status, 0, render.stderr)
+        let info = try sfx("info", scratch.appending(path: "mix.wav").path, "--json")
+        XCTAssertEqual(info.status, 0, info.stderr)
+        let fields = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [[String: Any]]).first
+        XCTAssertEqual(fields?["mimeType"] as? String, "audio/wav")
+        XCTAssertEqual(fields?["sampleRate"] as? Int, 48_000)
+        XCTAssertEqual(fields?["frames"] as? Int, 24_000)
+
+        let ogg = try sfx("info", "/usr/share/sounds/freedesktop/stereo/bell.oga")
+        XCTAssertEqual(ogg.status, 0, ogg.stderr)
+        XCTAssertTrue(ogg.stdout.contains("audio/ogg  .ogg"), ogg.stdout)
+    }
+
+    func testInfoOnACorruptFileIsOneLineAndFails() throws {
+        let corrupt = scratch.appending(path: "corrupt.wav")
+        var bytes = Array("RIFF\u{24}\u{0}\u{0}\u{0}WAVEfmt ".utf8)
+        bytes += [UInt8](repeating: 0xFF, count: 40)
+        try Data(bytes).write(to: corrupt)
+        let run = try sfx("info", corrupt.path)
+        XCTAssertEqual(run.status, 1)
+        XCTAssertTrue(run.stdout.isEmpty)
+        XCTAssertEqual(run.stderr.split(separator: "\n").count, 1, run.stderr)
+        XCTAssertTrue(run.stderr.hasPrefix("sfx: \(corrupt.path):"), run.stderr)
+
+        let missing = try sfx("info", scratch.appending(path: "missing.wav").path)
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertEqual(missing.stderr.split(separator: "\n").count, 1, missing.stderr)
+    }
+
+    func testRenderMixesAtTheGivenTimes() throws {
+        let out = scratch.appending(path: "out.wav")
+        let run = try sfx("render", "tock", "tink", "-o", out.path, "--at", "0", "--at", "0.5")
+        XCTAssertEqual(run.status, 0, run.stderr)
+        // tink (250 ms) starts at 0.5 s: the mix lasts 0.75 s.
+        XCTAssertTrue(run.stdout.contains("36000 frames"), run.stdout)
+        let tooMany = try sfx("render", "tock", "-o", out.path, "--at", "0", "--at", "1")
+        XCTAssertEqual(tooMany.status, 64)
+    }
+}

@@ -1,2 +1,0 @@
-import XCTest
-final class SFXTestsPlaceholder: XCTestCase { func testNothing() {} }
