@@ -33,6 +33,12 @@ let package = Package(
         // The virtual card's Swift side: writes its configuration, reads its recordings and events.
         .target(name: "SFXCardSupport"),
 
+        // Small C shims for what Swift cannot import.
+        .target(name: "CSFXSystem"),
+
+        // Test support: counts heap calls made on one chosen thread (the real-time thread).
+        .target(name: "CAllocationTrap", path: "Tests/Support/CAllocationTrap"),
+
         // 2. Core.
         .target(name: "SFXCore"),
 
@@ -44,17 +50,17 @@ let package = Package(
         .target(name: "SFXDevice", dependencies: ["SFXCore", "CALSA"]),
 
         // 6. Engine.
-        .target(name: "SFX", dependencies: ["SFXCore", "SFXMedia", "SFXDevice"]),
+        .target(name: "SFX", dependencies: ["SFXCore", "SFXMedia", "SFXDevice", "CSFXSystem"]),
 
         // 7. Programs.
-        .executableTarget(name: "SFXCommand", dependencies: ["SFX"]),
+        .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport"]),
         .executableTarget(name: "SFXMakeSounds", dependencies: ["SFXSoundDesign"]),
 
         .testTarget(name: "SFXCoreTests", dependencies: ["SFXCore"]),
         .testTarget(name: "SFXSoundDesignTests", dependencies: ["SFXSoundDesign"]),
         .testTarget(name: "SFXMediaTests", dependencies: ["SFXMedia"]),
         .testTarget(name: "SFXCardTests", dependencies: ["CALSA", "SFXCardSupport"]),
-        .testTarget(name: "SFXTests", dependencies: ["SFX"]),
+        .testTarget(name: "SFXTests", dependencies: ["SFX", "SFXCardSupport", "CAllocationTrap"]),
         .testTarget(name: "SFXCommandTests", dependencies: ["SFXMedia"]),
     ]
 )

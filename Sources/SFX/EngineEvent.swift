@@ -2,7 +2,7 @@ import SFXCore
 import SFXDevice
 
 /// How one play ended. Every play gets exactly one, delivered off the real-time thread.
-public enum PlayOutcome: Sendable, Equatable, CustomStringConvertible {
+public enum PlayOutcome: Sendable, Hashable, CustomStringConvertible {
     /// The sound played to its end (all its loops).
     case finished
     /// `Voice.stop`, `stopAll`, a group stop or `dispose` ended it.

@@ -128,9 +128,7 @@ final class EventDelivery: @unchecked Sendable {
 
     /// Handles everything the output thread has reported.
     private func drain() {
-        var any = false
         while let notice = notices.pop() {
-            any = true
             switch notice {
             case .mixer(let event):
                 handle(event)

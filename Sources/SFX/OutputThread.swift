@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import CSFXSystem
 import SFXCore
 import SFXDevice
 
@@ -33,6 +34,8 @@ final class OutputThread: @unchecked Sendable {
     let xruns = Atomic<Int>(0)
     let framesRendered = Atomic<Int>(0)
     let activeVoices = Atomic<Int>(0)
+    /// Reports the delivery thread could not take in time (its ring was full); should stay 0.
+    let lostNotices = Atomic<Int>(0)
     /// 1 while the device is open and playing, 0 while lost or idle.
     let deviceOpen = Atomic<Int>(0)
     let stopRequested = Atomic<Bool>(false)
@@ -44,6 +47,8 @@ final class OutputThread: @unchecked Sendable {
 
     /// 1 once SCHED_FIFO was granted, -errno once refused, 0 before the first try.
     let realtimeStatus = Atomic<Int32>(0)
+    /// The kernel's id of the output thread (for `chrt -p`, `top -H`), 0 before it runs.
+    let threadID = Atomic<Int32>(0)
 
     /// The format the mixer renders in; a reopened device must offer the same.
     private let parameters: PlaybackParameters
@@ -90,6 +95,7 @@ final class OutputThread: @unchecked Sendable {
 
     private func run() {
         defer { finished.signal() }
+        threadID.store(sfx_gettid(), ordering: .releasing)
         while !stopRequested.load(ordering: .acquiring) {
             if let pcm {
                 deviceOpen.store(1, ordering: .releasing)
@@ -152,23 +158,35 @@ final class OutputThread: @unchecked Sendable {
         return .stopRequested
     }
 
-    /// Applies every queued command. Returns whether there was any.
+    /// Applies every queued command. Returns whether there was any. A burst of plays can end
+    /// (steal, reject) more voices than the mixer's event buffer holds, so events are handed on
+    /// every `eventBatch` commands.
     @inline(__always)
     private func takeCommands() -> Bool {
-        var any = false
+        var count = 0
         while let command = commands.pop() {
             mixer.apply(command)
-            any = true
+            count += 1
+            if count % OutputThread.eventBatch == 0 { handOverEvents() }
         }
-        return any
+        return count > 0
     }
+
+    static let eventBatch = 128
 
     @inline(__always)
     private func renderPeriod(frames: Int) {
         mixer.render(into: scratch, frameCount: frames)
-        mixer.drainEvents { event, _ in _ = notices.push(.mixer(event)) }
+        handOverEvents()
         framesRendered.wrappingAdd(frames, ordering: .relaxed)
         activeVoices.store(mixer.activeVoiceCount, ordering: .relaxed)
+    }
+
+    @inline(__always)
+    private func handOverEvents() {
+        mixer.drainEvents { event, _ in
+            if !notices.push(.mixer(event)) { lostNotices.wrappingAdd(1, ordering: .relaxed) }
+        }
     }
 
     /// Handles a negative errno from the device: an xrun or a suspend is recovered and counted;

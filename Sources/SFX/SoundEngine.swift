@@ -55,6 +55,8 @@ public final class SoundEngine: @unchecked Sendable {
         public var realtimeGranted: Bool?
         public var deviceOpen: Bool
         public var framesRendered: Int
+        /// The kernel's thread id of the real-time thread (see it with `chrt -p ID` or `top -H`).
+        public var outputThreadID: Int32
 
         public var description: String {
             let rt = realtimeGranted.map { $0 ? "SCHED_FIFO" : "normal priority (SCHED_FIFO refused)" } ?? "starting"
@@ -71,6 +73,7 @@ public final class SoundEngine: @unchecked Sendable {
     private let delivery: EventDelivery
     private let nextVoice = Atomic<UInt64>(1)
     private let closed = Atomic<Bool>(false)
+    private let outputMixer = Mutex<MixerControl?>(nil)
 
     /// Opens `configuration.output.device` and starts the real-time thread. Throws when the
     /// device cannot be opened (the error names it and the fix) or the sound theme is missing.
@@ -86,7 +89,8 @@ public final class SoundEngine: @unchecked Sendable {
         mixerConfiguration.maxFramesPerRender = max(pcm.parameters.bufferFrames, 4096)
         let mixer = Mixer(format: format, configuration: mixerConfiguration)
         let ring = SPSCRing<MixerCommand>(capacity: 8192)
-        let notices = SPSCRing<OutputNotice>(capacity: 8192)
+        // Room for an event per queued command and more, so a full command queue cannot lose one.
+        let notices = SPSCRing<OutputNotice>(capacity: 32_768)
         let idleFrames = configuration.idleTimeout.map { Int(Double(format.sampleRate) * $0.seconds) } ?? 0
         output = OutputThread(pcm: pcm, mixer: mixer, commands: ring, notices: notices,
                               settings: .init(request: configuration.output,
@@ -194,7 +198,18 @@ public final class SoundEngine: @unchecked Sendable {
                        activeVoices: output.activeVoices.load(ordering: .relaxed),
                        realtimeGranted: status == 0 ? nil : status > 0,
                        deviceOpen: output.deviceOpen.load(ordering: .relaxed) == 1,
-                       framesRendered: output.framesRendered.load(ordering: .relaxed))
+                       framesRendered: output.framesRendered.load(ordering: .relaxed),
+                       outputThreadID: output.threadID.load(ordering: .acquiring))
+    }
+
+    /// The output's Master (or PCM) playback switch and volume, read from its mixer now, or nil
+    /// when the device has no mixer (plugin devices often have none: then mute detection from
+    /// the mixer is unavailable).
+    public func outputMaster() -> MasterState? {
+        outputMixer.withLock { control in
+            if control == nil { control = try? MixerControl(device: configuration.output.device) }
+            return control?.read()
+        }
     }
 
     /// The engine's events (xruns, device lost and back, voices stolen, SCHED_FIFO refused), for

@@ -274,6 +274,9 @@ public struct VirtualCard: Sendable {
             dir \(quoted(directory.path))
         }
 
+        # Each PCM has a control of the same name, as hw:N has, so programs find the mixer.
+        ctl.sfxcard_hw "sfxcard"
+
         pcm.!default "sfxcard"
         ctl.!default "sfxcard"
 

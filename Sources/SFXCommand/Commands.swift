@@ -2,6 +2,8 @@ import Foundation
 import SFX
 import SFXCore
 import SFXMedia
+import SFXDevice
+import SFXCardSupport
 
 /// `NAME|FILE`: a path when it names an existing file or looks like one, else a system sound.
 enum SoundArgument {
@@ -167,24 +169,76 @@ enum PlayCommand: Subcommand {
     static let spec = CommandSpec(
         name: "play", abstract: "Play sounds and exit when they are done.",
         discussion: """
-        Until the real-time output lands, `sfx play` renders the sounds to a WAV file with the \
-        real mixer and says where it is.
+        The sounds start together. Ctrl-C fades them out and exits. On a machine with no sound \
+        card, and no --device given, sfx plays through its virtual card and says where the \
+        card's recording is.
         """,
         positionals: [PositionalSpec(name: "NAME|FILE", help: "System sound names or sound files.", min: 1, max: nil)],
         options: [.option("volume", value: "GAIN", help: "Gain, 0 to 1 (default 1)."),
-                  .option("pan", value: "PAN", help: "Pan, -1 (left) to 1 (right) (default 0).")])
+                  .option("pan", value: "PAN", help: "Pan, -1 (left) to 1 (right) (default 0)."),
+                  .option("loops", value: "N", help: "Extra repeats; -1 repeats until Ctrl-C (default 0)."),
+                  .option("device", short: "D", value: "PCM", help: "The ALSA device (default: default); see `sfx devices`."),
+                  .option("rate", value: "HZ", help: "Sample rate to ask for (default 48000)."),
+                  .option("period", value: "FRAMES", help: "Period size to ask for (default 128)."),
+                  .option("periods", value: "N", help: "Periods in the buffer (default 3).")])
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
-        let library = try SoundLibrary()
         let volume = Float(try arguments.number("volume", in: 0...1) ?? 1)
         let pan = Float(try arguments.number("pan", in: -1...1) ?? 0)
-        let plays = try arguments.positionals.map {
-            OfflineMix.Play(sound: try SoundArgument($0).load(into: library), at: 0, volume: volume, pan: pan)
+        let loops = try arguments.integer("loops", in: -1...1_000_000) ?? 0
+        var configuration = SoundEngine.Configuration()
+        configuration.output.device = arguments.value("device") ?? "default"
+        configuration.output.sampleRate = try arguments.integer("rate", in: 8000...192_000) ?? 48_000
+        configuration.output.periodFrames = try arguments.integer("period", in: 16...16_384) ?? 128
+        configuration.output.periodCount = try arguments.integer("periods", in: 2...64) ?? 3
+
+        let card = try VirtualCardFallback.engage(deviceGiven: arguments.value("device") != nil)
+        if let card {
+            configuration.output.device = card.pcmName
+            printError("no sound card here: playing through sfx's virtual card (\(card.directory.path))")
         }
-        let output = FileManager.default.temporaryDirectory.appending(path: "sfx-play.wav")
-        let frames = try OfflineMix.render(plays, library: library, to: output)
-        print("sfx: no real-time output yet; rendered \(arguments.positionals.joined(separator: " ")) "
-              + "(\(frames) frames) to \(output.path)")
+        let engine: SoundEngine
+        do {
+            engine = try SoundEngine(configuration: configuration)
+        } catch let error as ALSAError {
+            throw Failure("\(error)")
+        }
+        let sounds = try arguments.positionals.map { try SoundArgument($0).load(into: engine.library) }
+        let interrupted = Interruption()
+        interrupted.onInterrupt { engine.stopAll(fade: .milliseconds(30)) }
+        for sound in sounds {
+            engine.play(sound, volume: volume, pan: pan, loops: loops)
+        }
+        while !engine.waitUntilIdle(timeout: .seconds(1)) {}
+        engine.close()
+        if let card, let recording = card.recordingURLs().last {
+            print("the virtual card recorded what it played to \(recording.path)")
+        }
+        return interrupted.happened ? 130 : 0
+    }
+}
+
+enum DevicesCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "devices", abstract: "List the ALSA devices sfx can play to.",
+        discussion: "Pass a NAME to --device of `sfx play`.",
+        positionals: [],
+        options: [.flag("json", help: "Print JSON.")])
+
+    static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        let devices = DeviceList.playbackDevices()
+        if arguments.flag("json") {
+            try printJSON(devices)
+            return 0
+        }
+        if !DeviceList.hasSoundCard {
+            print("(no sound card: `sfx play` uses sfx's virtual card; other devices below need a card)")
+        }
+        let width = max(4, devices.map(\.name.count).max() ?? 0)
+        print("NAME".padding(toLength: width + 2, withPad: " ", startingAt: 0) + "DESCRIPTION")
+        for device in devices {
+            print(device.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + device.description)
+        }
         return 0
     }
 }

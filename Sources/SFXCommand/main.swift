@@ -6,7 +6,7 @@ import SFX
 
 let version = "0.1.0"
 
-let commands: [Subcommand.Type] = [PlayCommand.self, ListCommand.self, InfoCommand.self, RenderCommand.self]
+let commands: [Subcommand.Type] = [PlayCommand.self, ListCommand.self, InfoCommand.self, RenderCommand.self, DevicesCommand.self]
 
 let mainHelp = """
 OVERVIEW: sfx — low-latency sound effects and alerts for Linux

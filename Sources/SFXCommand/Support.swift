@@ -1,0 +1,51 @@
+import Foundation
+import Glibc
+import Synchronization
+import SFXDevice
+import SFXCardSupport
+
+/// On a machine with no sound card, `sfx play` plays through sfx's virtual card so that the
+/// first command of the README works anywhere; the card's directory holds what it "played".
+enum VirtualCardFallback {
+    /// The card to use, or nil when there is a card, a device was given, or ALSA is already
+    /// pointed elsewhere (ALSA_CONFIG_PATH set).
+    static func engage(deviceGiven: Bool) throws -> VirtualCard? {
+        guard !deviceGiven, !DeviceList.hasSoundCard,
+              ProcessInfo.processInfo.environment["ALSA_CONFIG_PATH"] == nil else { return nil }
+        let directory = FileManager.default.temporaryDirectory.appending(path: "sfx-card-\(getuid())")
+        // Each run's recording starts afresh.
+        for old in (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
+        where old.lastPathComponent.hasPrefix("playback") || old.lastPathComponent == "events.log" {
+            try? FileManager.default.removeItem(at: old)
+        }
+        let card: VirtualCard
+        do {
+            card = try VirtualCard(directory: directory)
+        } catch {
+            throw Failure("no sound card here, and sfx's virtual card is not available (\(error)); pick a device with --device (`sfx devices` lists them)")
+        }
+        card.makeCurrent()
+        return card
+    }
+}
+
+/// Ctrl-C (SIGINT) and SIGTERM: run a handler once, on a dispatch queue, instead of dying.
+final class Interruption: @unchecked Sendable {
+    private let fired = Atomic<Bool>(false)
+    /// Kept alive while the program runs; set once, from the main thread.
+    private var sources: [DispatchSourceSignal] = []
+
+    var happened: Bool { fired.load(ordering: .acquiring) }
+
+    func onInterrupt(_ handler: @escaping @Sendable () -> Void) {
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [self] in
+                if !fired.exchange(true, ordering: .acquiringAndReleasing) { handler() }
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import Synchronization
+import XCTest
+import SFXCore
+import SFXCardSupport
+@testable import SFX
+
+/// An engine on a fresh virtual card, with periods of 20 ms or more unless a test asks otherwise
+/// (these machines' timer wake-ups are now and then late by several milliseconds).
+struct EngineOnCard {
+    let card: VirtualCard
+    let engine: SoundEngine
+
+    init(period: Int = 960, periods: Int = 4, maxVoices: Int = 64, formats: [SampleFormat] = [.float32],
+         idleTimeout: Duration? = nil, device: String? = nil) throws {
+        card = try VirtualCard()
+        card.makeCurrent()
+        var configuration = SoundEngine.Configuration()
+        configuration.output.device = device ?? card.hardwarePCMName
+        configuration.output.periodFrames = period
+        configuration.output.periodCount = periods
+        configuration.output.formats = formats
+        configuration.maxVoices = maxVoices
+        configuration.idleTimeout = idleTimeout
+        engine = try SoundEngine(configuration: configuration)
+    }
+
+    func close() {
+        engine.close()
+        try? card.remove()
+    }
+
+    /// The last recording of the card, as float samples.
+    func recording() throws -> WAVAudio {
+        try WAVAudio(contentsOf: XCTUnwrap(card.recordingURLs().last))
+    }
+}
+
+/// Collects completions from any thread.
+final class Completions: Sendable {
+    private let state = Mutex<[VoiceID: [PlayOutcome]]>([:])
+
+    func record(_ voice: VoiceID, _ outcome: PlayOutcome) {
+        state.withLock { $0[voice, default: []].append(outcome) }
+    }
+
+    var all: [VoiceID: [PlayOutcome]] { state.withLock { $0 } }
+}
+
+/// Waits until `condition` holds or `timeout` passes; returns whether it held.
+func eventually(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return condition()
+}
