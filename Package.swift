@@ -2,10 +2,12 @@
 // sfx — a low-latency sound-effects and alert engine for Linux.
 //
 // Layers (each target imports only the layers below it):
-//   1. C       CALSA, CSndFile, CSoxr (system libraries); SFXCard (the virtual sound card plugin)
+//   1. C       CALSA, CSndFile, CSoxr, CGPIOD (system libraries); CSFXSystem, CSFXHaptics (shims);
+//              SFXCard (the virtual sound card plugin) and SFXCardSupport (its Swift side)
 //   2. Core    SFXCore: cues, the mixer, lock-free queues — no devices, no files
 //   3. Media   SFXSoundDesign (the bundled sounds' synthesis), SFXMedia (decode, resample, encode, themes)
 //   4. Device  SFXDevice: ALSA playback, capture and mixer control
+//   5. Haptics SFXHaptics: vibration patterns and backends (evdev rumble, GPIO, sysfs, command, callback)
 //   6. Engine  SFX: the public face (SoundEngine, registry)
 //   7. Programs  the `sfx` command, the sound generator
 import PackageDescription
@@ -49,8 +51,13 @@ let package = Package(
         // 4. Device.
         .target(name: "SFXDevice", dependencies: ["SFXCore", "CALSA"]),
 
+        // 5. Haptics.
+        .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+        .target(name: "CSFXHaptics"),
+        .target(name: "SFXHaptics", dependencies: ["CSFXHaptics", "CGPIOD"]),
+
         // 6. Engine.
-        .target(name: "SFX", dependencies: ["SFXCore", "SFXMedia", "SFXDevice", "CSFXSystem"]),
+        .target(name: "SFX", dependencies: ["SFXCore", "SFXMedia", "SFXDevice", "SFXHaptics", "CSFXSystem"]),
 
         // 7. Programs.
         .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport"]),
@@ -61,6 +68,7 @@ let package = Package(
         .testTarget(name: "SFXMediaTests", dependencies: ["SFXMedia"]),
         .testTarget(name: "SFXCardTests", dependencies: ["CALSA", "SFXCardSupport"]),
         .testTarget(name: "SFXTests", dependencies: ["SFX", "SFXCardSupport", "CAllocationTrap"]),
+        .testTarget(name: "SFXHapticsTests", dependencies: ["SFXHaptics", "CSFXHaptics"]),
         .testTarget(name: "SFXCommandTests", dependencies: ["SFXMedia"]),
     ]
 )
