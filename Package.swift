@@ -2,7 +2,7 @@
 // sfx — a low-latency sound-effects and alert engine for Linux.
 //
 // Layers (each target imports only the layers below it):
-//   1. C       CALSA, CSndFile, CSoxr, CGPIOD (system libraries); CSFXSystem, CSFXHaptics (shims);
+//   1. C       CALSA, CSndFile, CSoxr, CGPIOD (system libraries); CSFXSystem, CSFXALSA, CSFXHaptics (shims);
 //              SFXCard (the virtual sound card plugin) and SFXCardSupport (its Swift side)
 //   2. Core    SFXCore: cues, the mixer, lock-free queues — no devices, no files
 //   3. Media   SFXSoundDesign (the bundled sounds' synthesis), SFXMedia (decode, resample, encode, themes)
@@ -37,6 +37,7 @@ let package = Package(
 
         // Small C shims for what Swift cannot import.
         .target(name: "CSFXSystem"),
+        .target(name: "CSFXALSA", linkerSettings: [.linkedLibrary("asound")]),
 
         // Test support: counts heap calls made on one chosen thread (the real-time thread).
         .target(name: "CAllocationTrap", path: "Tests/Support/CAllocationTrap"),
@@ -49,7 +50,7 @@ let package = Package(
         .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr"]),
 
         // 4. Device.
-        .target(name: "SFXDevice", dependencies: ["SFXCore", "CALSA"]),
+        .target(name: "SFXDevice", dependencies: ["SFXCore", "CALSA", "CSFXALSA"]),
 
         // 5. Haptics.
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),

@@ -38,6 +38,8 @@ public enum EngineEvent: Sendable, Equatable, CustomStringConvertible {
     case voiceStolen(VoiceID)
     /// The real-time thread could not get SCHED_FIFO; playback runs at normal priority.
     case realtimePriorityRefused(String)
+    /// An alert could neither play nor vibrate; the text says why.
+    case alertUnheard(String)
 
     public var description: String {
         switch self {
@@ -47,6 +49,7 @@ public enum EngineEvent: Sendable, Equatable, CustomStringConvertible {
         case .deviceClosedWhenIdle: "device closed while idle"
         case .voiceStolen(let v): "\(v) stolen"
         case .realtimePriorityRefused(let why): "SCHED_FIFO refused: \(why)"
+        case .alertUnheard(let why): "alert unheard: \(why)"
         }
     }
 }

@@ -169,7 +169,7 @@ final class EventDelivery: @unchecked Sendable {
         pending.completion?(outcome)
     }
 
-    private func publish(_ event: EngineEvent) {
+    func publish(_ event: EngineEvent) {
         let (handler, streams) = state.withLock { ($0.handler, Array($0.streams.values)) }
         handler?(event)
         for stream in streams { stream.yield(event) }

@@ -1,6 +1,7 @@
 // `import SFX` is all an application needs: the engine, and the types of the layers below that
 // its API speaks of (VoiceID, SoundGroup, VoicePriority; PlaybackRequest, SampleFormat,
-// ALSAError, MasterState; AudioFileInfo, MediaError, CueLimits).
+// ALSAError, MasterState; AudioFileInfo, MediaError, CueLimits; VibrationPattern, HapticError).
 @_exported import SFXCore
 @_exported import SFXDevice
 @_exported import SFXMedia
+@_exported import SFXHaptics

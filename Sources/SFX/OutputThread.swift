@@ -38,6 +38,8 @@ final class OutputThread: @unchecked Sendable {
     let lostNotices = Atomic<Int>(0)
     /// 1 while the device is open and playing, 0 while lost or idle.
     let deviceOpen = Atomic<Int>(0)
+    /// True from a device failure until the device is back.
+    let deviceLost = Atomic<Bool>(false)
     let stopRequested = Atomic<Bool>(false)
     /// Whether a stop lets the device play what it holds (drain) or drops it.
     let drainOnStop = Atomic<Bool>(true)
@@ -109,6 +111,7 @@ final class OutputThread: @unchecked Sendable {
                     return
                 case .lost(let code):
                     self.pcm = nil
+                    deviceLost.store(true, ordering: .releasing)
                     notify(.deviceLost(code))
                 case .idle:
                     self.pcm = nil
@@ -238,6 +241,7 @@ final class OutputThread: @unchecked Sendable {
               reopened.parameters.channels == parameters.channels,
               reopened.parameters.bufferFrames <= scratchFrames else { return }
         pcm = reopened
+        deviceLost.store(false, ordering: .releasing)
         parametersLock.withLock { $0 = reopened.parameters }
         if announce { notify(.deviceRestored) }
     }

@@ -4,6 +4,7 @@ import Synchronization
 import SFXCore
 import SFXDevice
 import SFXMedia
+import SFXHaptics
 
 /// sfx's public face: load short sounds once, play them from any thread, hear them in the next
 /// period the device takes.
@@ -38,6 +39,14 @@ public final class SoundEngine: @unchecked Sendable {
         public var idleTimeout: Duration?
         /// Where system sounds come from, the cue length limit, and so on.
         public var library = SoundLibrary.Configuration()
+        /// When `alert` vibrates.
+        public var alertVibration = AlertVibration.whenMuted
+        /// sfx's own mute switch, shared with the `sfx` command and the daemon.
+        public var muteFlag = MuteFlag.user()
+        /// Where to look for vibration hardware and which optional backends to offer.
+        public var haptics = HapticConfiguration()
+        /// The haptic backend to use; nil takes the first available (evdev, GPIO, sysfs, command, callback).
+        public var hapticBackend: HapticBackendKind?
 
         public init() {}
     }
@@ -54,6 +63,8 @@ public final class SoundEngine: @unchecked Sendable {
         /// Whether the real-time thread runs under SCHED_FIFO; nil before it first tried.
         public var realtimeGranted: Bool?
         public var deviceOpen: Bool
+        /// The device failed and has not come back yet.
+        public var deviceLost: Bool
         public var framesRendered: Int
         /// The kernel's thread id of the real-time thread (see it with `chrt -p ID` or `top -H`).
         public var outputThreadID: Int32
@@ -74,6 +85,7 @@ public final class SoundEngine: @unchecked Sendable {
     private let nextVoice = Atomic<UInt64>(1)
     private let closed = Atomic<Bool>(false)
     private let outputMixer = Mutex<MixerControl?>(nil)
+    private let haptics = Mutex<Vibrator?>(nil)
 
     /// Opens `configuration.output.device` and starts the real-time thread. Throws when the
     /// device cannot be opened (the error names it and the fix) or the sound theme is missing.
@@ -109,6 +121,7 @@ public final class SoundEngine: @unchecked Sendable {
     /// Completions of sounds still playing are delivered as `.stopped`.
     public func close(drain: Bool = true) {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        haptics.withLock { $0?.close() }
         output.stop(drain: drain)
         delivery.stop()
     }
@@ -198,6 +211,7 @@ public final class SoundEngine: @unchecked Sendable {
                        activeVoices: output.activeVoices.load(ordering: .relaxed),
                        realtimeGranted: status == 0 ? nil : status > 0,
                        deviceOpen: output.deviceOpen.load(ordering: .relaxed) == 1,
+                       deviceLost: output.deviceLost.load(ordering: .relaxed),
                        framesRendered: output.framesRendered.load(ordering: .relaxed),
                        outputThreadID: output.threadID.load(ordering: .acquiring))
     }
@@ -230,6 +244,23 @@ public final class SoundEngine: @unchecked Sendable {
     }
 
     // MARK: Helpers
+
+    /// The engine's vibrator, opened on first use (which switches the actuator off).
+    func vibrator() throws(HapticError) -> Vibrator {
+        let result: Result<Vibrator, HapticError> = haptics.withLock { vibrator in
+            if let vibrator { return .success(vibrator) }
+            let made = Result { () throws(HapticError) -> Vibrator in
+                try Vibrator(configuration: configuration.haptics, backend: configuration.hapticBackend)
+            }
+            vibrator = try? made.get()
+            return made
+        }
+        return try result.get()
+    }
+
+    func existingVibrator() -> Vibrator? { haptics.withLock { $0 } }
+
+    func report(_ event: EngineEvent) { delivery.publish(event) }
 
     @discardableResult
     func send(_ command: MixerCommand) -> Bool { commands.send(command) }

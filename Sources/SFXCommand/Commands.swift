@@ -176,44 +176,21 @@ enum PlayCommand: Subcommand {
         positionals: [PositionalSpec(name: "NAME|FILE", help: "System sound names or sound files.", min: 1, max: nil)],
         options: [.option("volume", value: "GAIN", help: "Gain, 0 to 1 (default 1)."),
                   .option("pan", value: "PAN", help: "Pan, -1 (left) to 1 (right) (default 0)."),
-                  .option("loops", value: "N", help: "Extra repeats; -1 repeats until Ctrl-C (default 0)."),
-                  .option("device", short: "D", value: "PCM", help: "The ALSA device (default: default); see `sfx devices`."),
-                  .option("rate", value: "HZ", help: "Sample rate to ask for (default 48000)."),
-                  .option("period", value: "FRAMES", help: "Period size to ask for (default 128)."),
-                  .option("periods", value: "N", help: "Periods in the buffer (default 3).")])
+                  .option("loops", value: "N", help: "Extra repeats; -1 repeats until Ctrl-C (default 0).")]
+            + EngineSession.options)
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let volume = Float(try arguments.number("volume", in: 0...1) ?? 1)
         let pan = Float(try arguments.number("pan", in: -1...1) ?? 0)
         let loops = try arguments.integer("loops", in: -1...1_000_000) ?? 0
-        var configuration = SoundEngine.Configuration()
-        configuration.output.device = arguments.value("device") ?? "default"
-        configuration.output.sampleRate = try arguments.integer("rate", in: 8000...192_000) ?? 48_000
-        configuration.output.periodFrames = try arguments.integer("period", in: 16...16_384) ?? 128
-        configuration.output.periodCount = try arguments.integer("periods", in: 2...64) ?? 3
-
-        let card = try VirtualCardFallback.engage(deviceGiven: arguments.value("device") != nil)
-        if let card {
-            configuration.output.device = card.pcmName
-            printError("no sound card here: playing through sfx's virtual card (\(card.directory.path))")
-        }
-        let engine: SoundEngine
-        do {
-            engine = try SoundEngine(configuration: configuration)
-        } catch let error as ALSAError {
-            throw Failure("\(error)")
-        }
-        let sounds = try arguments.positionals.map { try SoundArgument($0).load(into: engine.library) }
+        let session = try EngineSession(arguments)
+        let sounds = try arguments.positionals.map { try SoundArgument($0).load(into: session.engine.library) }
         let interrupted = Interruption()
-        interrupted.onInterrupt { engine.stopAll(fade: .milliseconds(30)) }
+        interrupted.onInterrupt { session.engine.stopAll(fade: .milliseconds(30)) }
         for sound in sounds {
-            engine.play(sound, volume: volume, pan: pan, loops: loops)
+            session.engine.play(sound, volume: volume, pan: pan, loops: loops)
         }
-        while !engine.waitUntilIdle(timeout: .seconds(1)) {}
-        engine.close()
-        if let card, let recording = card.recordingURLs().last {
-            print("the virtual card recorded what it played to \(recording.path)")
-        }
+        session.finish()
         return interrupted.happened ? 130 : 0
     }
 }

@@ -6,7 +6,10 @@ import SFX
 
 let version = "0.1.0"
 
-let commands: [Subcommand.Type] = [PlayCommand.self, ListCommand.self, InfoCommand.self, RenderCommand.self, DevicesCommand.self]
+let commands: [Subcommand.Type] = [
+    PlayCommand.self, AlertCommand.self, VibrateCommand.self, ListCommand.self, InfoCommand.self,
+    RenderCommand.self, DevicesCommand.self, HapticsCommand.self, MuteCommand.self,
+]
 
 let mainHelp = """
 OVERVIEW: sfx — low-latency sound effects and alerts for Linux

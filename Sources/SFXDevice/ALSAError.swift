@@ -1,4 +1,5 @@
 import CALSA
+import CSFXALSA
 import Glibc
 
 /// An alsa-lib call that failed: which call, on which device, the errno's name and ALSA's words.
@@ -55,6 +56,12 @@ public struct ALSAError: Error, CustomStringConvertible, Sendable {
         }
         return "audio device '\(device)': \(operation) failed: \(words) (\(errnoName))\(fix)"
     }
+}
+
+/// alsa-lib set up for sfx: its own stderr diagnostics silenced (sfx reports every failure as one
+/// line of its own). Touch `ALSALibrary.ready` before the first alsa-lib call.
+enum ALSALibrary {
+    static let ready: Void = sfx_alsa_silence_errors()
 }
 
 /// Runs an alsa-lib call returning a negative errno on failure.

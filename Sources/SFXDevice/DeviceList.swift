@@ -13,6 +13,7 @@ public enum DeviceList {
     /// The playback PCMs alsa-lib knows from its configuration and the cards present
     /// (`snd_device_name_hint`), "default" first.
     public static func playbackDevices() -> [PCMDevice] {
+        ALSALibrary.ready
         var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
         guard snd_device_name_hint(-1, "pcm", &hints) == 0, let hints else { return [] }
         defer { snd_device_name_free_hint(hints) }

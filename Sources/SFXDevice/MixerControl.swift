@@ -27,6 +27,7 @@ public final class MixerControl: @unchecked Sendable {
     /// Attaches to the control interface of `device` (a PCM name: "hw:0,0" → "hw:0",
     /// "plughw:1,0" → "hw:1", others as they are) and finds its Master or PCM control.
     public init(device: String) throws(ALSAError) {
+        ALSALibrary.ready
         name = Self.controlName(forPCM: device)
         var handle: OpaquePointer?
         try check(snd_mixer_open(&handle, 0), name, "open mixer")

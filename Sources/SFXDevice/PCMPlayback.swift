@@ -84,6 +84,7 @@ public final class PCMPlayback: @unchecked Sendable {
 
     /// Opens `request.device` for playback and negotiates format, rate, channels, period and buffer.
     public init(_ request: PlaybackRequest) throws(ALSAError) {
+        ALSALibrary.ready
         let name = request.device
         var handle: OpaquePointer?
         try check(snd_pcm_open(&handle, name, SND_PCM_STREAM_PLAYBACK, 0), name, "open for playback")

@@ -25,6 +25,9 @@ final class CommandLineTests: XCTestCase {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_DATA_DIRS"] = "/usr/share"
         environment["XDG_DATA_HOME"] = "/nonexistent"
+        environment["XDG_STATE_HOME"] = scratch.appending(path: "state").path
+        environment["XDG_CONFIG_HOME"] = scratch.appending(path: "config").path
+        environment["ALSA_CONFIG_PATH"] = nil
         process.environment = environment
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
@@ -135,5 +138,61 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(run.stdout.contains("36000 frames"), run.stdout)
         let tooMany = try sfx("render", "tock", "-o", out.path, "--at", "0", "--at", "1")
         XCTAssertEqual(tooMany.status, 64)
+    }
+
+    func testPlayPlaysThroughTheVirtualCardWhenThereIsNoSoundCard() throws {
+        guard !FileManager.default.fileExists(atPath: "/dev/snd") else { throw XCTSkip("this machine has a sound card") }
+        let run = try sfx("play", "tock")
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stderr.contains("playing through sfx's virtual card"), run.stderr)
+        let path = try XCTUnwrap(run.stdout.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines))
+        let recording = try AudioDecoder(format: .standard).decode(contentsOf: URL(filePath: path))
+        XCTAssertGreaterThanOrEqual(recording.frameCount, 3840, "tock reached the card")
+    }
+
+    func testPlayOnAnAbsentDeviceIsOneLine() throws {
+        let run = try sfx("play", "tock", "--device", "hw:9,0")
+        XCTAssertEqual(run.status, 1)
+        XCTAssertEqual(run.stderr.split(separator: "\n").count, 1, run.stderr)
+        XCTAssertTrue(run.stderr.contains("'hw:9,0'") && run.stderr.contains("sfx devices"), run.stderr)
+        XCTAssertEqual(try sfx("play", "no-such-sound").status, 1)
+    }
+
+    func testMuteFlagIsSharedThroughItsFile() throws {
+        XCTAssertTrue(try sfx("mute").stdout.hasPrefix("sfx mute flag: off"))
+        XCTAssertTrue(try sfx("mute", "on").stdout.hasPrefix("sfx mute flag: on"))
+        let flag = scratch.appending(path: "state/sfx/muted")
+        XCTAssertEqual(try String(contentsOf: flag, encoding: .utf8), "1\n")
+        XCTAssertTrue(try sfx("mute", "toggle").stdout.hasPrefix("sfx mute flag: off"))
+        XCTAssertEqual(try sfx("mute", "sideways").status, 64)
+    }
+
+    func testHapticsSaysWhyEachBackendIsMissing() throws {
+        let run = try sfx("haptics")
+        XCTAssertEqual(run.status, 0, run.stderr)
+        for backend in ["evdev", "gpio", "sysfs", "command", "callback"] {
+            XCTAssertTrue(run.stdout.contains("\n\(backend) ") || run.stdout.hasPrefix(backend), "\(backend): \(run.stdout)")
+        }
+        XCTAssertTrue(run.stdout.contains("FF_RUMBLE"), run.stdout)
+    }
+
+    func testVibrateWithNothingToVibrateIsOneLine() throws {
+        let run = try sfx("vibrate", "--backend", "evdev", "--input-device", "/dev/input/event99")
+        XCTAssertEqual(run.status, 1)
+        XCTAssertEqual(run.stderr.split(separator: "\n").count, 1, run.stderr)
+        XCTAssertEqual(try sfx("vibrate", "--pattern", "200,-1").status, 64)
+        XCTAssertEqual(try sfx("vibrate", "--effect", "wobble").status, 64)
+    }
+
+    func testAlertWhileMutedWithoutHapticsSaysItWasUnheard() throws {
+        guard !FileManager.default.fileExists(atPath: "/dev/snd") else { throw XCTSkip("this machine has a sound card") }
+        XCTAssertEqual(try sfx("mute", "on").status, 0)
+        let run = try sfx("alert", "bell")
+        XCTAssertEqual(run.status, 1)
+        XCTAssertTrue(run.stdout.contains("not played") && run.stdout.contains("could not vibrate"), run.stdout)
+        XCTAssertEqual(try sfx("mute", "off").status, 0)
+        let heard = try sfx("alert", "bell")
+        XCTAssertEqual(heard.status, 0, heard.stderr)
+        XCTAssertTrue(heard.stdout.contains("played"), heard.stdout)
     }
 }

@@ -12,7 +12,8 @@ struct EngineOnCard {
     let engine: SoundEngine
 
     init(period: Int = 960, periods: Int = 4, maxVoices: Int = 64, formats: [SampleFormat] = [.float32],
-         idleTimeout: Duration? = nil, device: String? = nil) throws {
+         idleTimeout: Duration? = nil, device: String? = nil,
+         adjust: (inout SoundEngine.Configuration) -> Void = { _ in }) throws {
         card = try VirtualCard()
         card.makeCurrent()
         var configuration = SoundEngine.Configuration()
@@ -22,6 +23,9 @@ struct EngineOnCard {
         configuration.output.formats = formats
         configuration.maxVoices = maxVoices
         configuration.idleTimeout = idleTimeout
+        // The user's own mute flag stays out of tests: each engine has its own.
+        configuration.muteFlag = MuteFlag(url: card.directory.appending(path: "muted"))
+        adjust(&configuration)
         engine = try SoundEngine(configuration: configuration)
     }
 

@@ -1,0 +1,99 @@
+import Foundation
+import SFXHaptics
+
+/// When `alert` vibrates, as the `vibrate-with-alert` setting says.
+public enum AlertVibration: String, Sendable, CaseIterable {
+    case never
+    /// Vibrate instead of playing when the output is muted (the default, like a phone).
+    case whenMuted = "when-muted"
+    /// Vibrate with every alert.
+    case always
+}
+
+/// What an alert did. If it could neither play nor vibrate, `problem` says why, and the engine
+/// reports `.alertUnheard`.
+public struct AlertResult: Sendable, CustomStringConvertible {
+    public var played: Bool
+    public var vibrated: Bool
+    public var mute: MuteState
+    /// Why it could not vibrate (no backend, a permission), when it tried.
+    public var vibrationProblem: String?
+    /// The voice that plays the sound, when it played.
+    public var voice: Voice?
+
+    public var wasNoticed: Bool { played || vibrated }
+
+    public var description: String {
+        var parts: [String] = []
+        parts.append(played ? "played" : "not played (\(mute))")
+        if vibrated { parts.append("vibrated") }
+        if let vibrationProblem { parts.append("could not vibrate: \(vibrationProblem)") }
+        return parts.joined(separator: "; ")
+    }
+}
+
+extension SoundEngine {
+    /// Whether the output is muted, and why: sfx's mute flag, the output's mixer switch off or
+    /// volume at zero, or no usable output device.
+    public func muteState() -> MuteState {
+        var reasons: [MuteReason] = []
+        if configuration.muteFlag.isMuted { reasons.append(.flag) }
+        let master = outputMaster()
+        if let master {
+            if master.switchOn == false { reasons.append(.mixerSwitchOff(control: master.control)) }
+            if master.volume == 0 { reasons.append(.mixerVolumeZero(control: master.control)) }
+        }
+        if metrics.deviceLost { reasons.append(.noOutput) }
+        return MuteState(reasons: reasons, mixerAvailable: master != nil)
+    }
+
+    /// Plays an alert sound, like AudioServicesPlayAlertSound: when the output is muted it
+    /// vibrates instead (or as well, per `Configuration.alertVibration`). Never silent without
+    /// saying so: the result, and an `.alertUnheard` event, tell why.
+    @discardableResult
+    public func alert(_ id: SoundID, volume: Float = 1,
+                      completion: (@Sendable (PlayOutcome) -> Void)? = nil) -> AlertResult {
+        let mute = muteState()
+        var result = AlertResult(played: false, vibrated: false, mute: mute)
+        if !mute.isMuted {
+            result.voice = play(id, volume: volume, group: .alerts, priority: .critical, completion: completion)
+            result.played = true
+        } else {
+            completion?(.rejected("the output is muted: \(mute)"))
+        }
+        let vibrate: Bool
+        switch configuration.alertVibration {
+        case .never: vibrate = false
+        case .whenMuted: vibrate = mute.isMuted
+        case .always: vibrate = true
+        }
+        if vibrate {
+            do {
+                try self.vibrate(.default)
+                result.vibrated = true
+            } catch {
+                result.vibrationProblem = error.description
+            }
+        }
+        if !result.wasNoticed {
+            report(.alertUnheard(result.description))
+        }
+        return result
+    }
+
+    /// Vibrates, like kSystemSoundID_Vibrate: by default one buzz of about 400 ms. A new
+    /// vibration replaces the running one. Throws when there is no haptic backend, naming why.
+    public func vibrate(_ pattern: VibrationPattern = .default) throws(HapticError) {
+        try vibrator().vibrate(pattern)
+    }
+
+    /// Waits until the running vibration, if any, has ended.
+    public func waitForVibration() {
+        existingVibrator()?.waitUntilIdle()
+    }
+
+    /// Stops the running vibration; the actuator is left off.
+    public func cancelVibration() {
+        existingVibrator()?.cancel()
+    }
+}
