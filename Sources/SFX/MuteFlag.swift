@@ -10,13 +10,8 @@ public struct MuteFlag: Sendable, Equatable {
 
     /// The flag of the user whose environment this is.
     public static func user(environment: [String: String] = ProcessInfo.processInfo.environment) -> MuteFlag {
-        let state: String
-        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") {
-            state = xdg
-        } else {
-            state = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state"
-        }
-        return MuteFlag(url: URL(filePath: state).appending(path: "sfx/muted"))
+        MuteFlag(url: xdgDirectory("XDG_STATE_HOME", default: ".local/state", environment: environment)
+            .appending(path: "sfx/muted"))
     }
 
     public var isMuted: Bool {
@@ -33,6 +28,13 @@ public struct MuteFlag: Sendable, Equatable {
             throw SettingsError("cannot write the mute flag \(url.path) (\(error.localizedDescription)); check that its directory is writable or set XDG_STATE_HOME")
         }
     }
+}
+
+/// An XDG base directory (`XDG_STATE_HOME`, `XDG_CONFIG_HOME`, …): the variable when it holds an
+/// absolute path, else `$HOME/<fallback>`.
+func xdgDirectory(_ variable: String, default fallback: String, environment: [String: String]) -> URL {
+    if let value = environment[variable], value.hasPrefix("/") { return URL(filePath: value) }
+    return URL(filePath: environment["HOME"] ?? NSHomeDirectory()).appending(path: fallback)
 }
 
 /// A problem with sfx's settings or state files: one line naming the file and the fix.

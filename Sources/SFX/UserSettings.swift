@@ -31,13 +31,7 @@ public struct UserSettings: Sendable {
     public init() {}
 
     public static func url(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
-        let base: String
-        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
-            base = xdg
-        } else {
-            base = (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
-        }
-        return URL(filePath: base).appending(path: "sfx/sfx.conf")
+        xdgDirectory("XDG_CONFIG_HOME", default: ".config", environment: environment).appending(path: "sfx/sfx.conf")
     }
 
     /// Reads the settings file; no file gives the defaults. A bad value is one line naming the
