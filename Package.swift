@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "SFX", targets: ["SFX"]),
         .executable(name: "sfx", targets: ["SFXCommand"]),
         .executable(name: "sfx-make-sounds", targets: ["SFXMakeSounds"]),
+        .executable(name: "sfx-bench", targets: ["SFXBench"]),
         // The virtual sound card: an ALSA external plugin (ioplug PCM + ctl_ext mixer).
         .library(name: "sfxcard", type: .dynamic, targets: ["SFXCard"]),
     ],
@@ -63,6 +64,8 @@ let package = Package(
         // 7. Programs.
         .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport"]),
         .executableTarget(name: "SFXMakeSounds", dependencies: ["SFXSoundDesign"]),
+        // The benchmarks: sfx beside OpenAL Soft, SDL_mixer and a raw-ALSA floor (Bench/run).
+        .executableTarget(name: "SFXBench", dependencies: ["SFX", "SFXCardSupport"], path: "Bench/Sources/SFXBench"),
 
         .testTarget(name: "SFXCoreTests", dependencies: ["SFXCore"]),
         .testTarget(name: "SFXSoundDesignTests", dependencies: ["SFXSoundDesign"]),

@@ -1,0 +1,102 @@
+import Foundation
+import SFXCardSupport
+
+/// One measurement on a fresh virtual card: every client gets a card of its own, so the card's
+/// event log holds that client's streams alone.
+struct CardRun {
+    let card: VirtualCard
+
+    init(scratch: URL, name: String) throws {
+        let directory = scratch.appending(path: name, directoryHint: .isDirectory)
+        try? FileManager.default.removeItem(at: directory)
+        card = try VirtualCard(directory: directory)
+    }
+
+    /// What the card logged: the client's last playback configuration, its onsets and its
+    /// underruns. Read it after the client has closed the device (the plugin flushes at close).
+    func log() throws -> CardLog {
+        var log = CardLog()
+        for event in try card.events() {
+            switch event.kind {
+            case .hwParams(.playback, let parameters): log.hardware = parameters
+            case .onset(_, let dac, _): log.onsets.append(dac)
+            case .xrun(.playback, .underrun, _): log.xruns += 1
+            default: break
+            }
+        }
+        return log
+    }
+
+    /// Runs a C client against the card and waits for it; returns what it wrote to its --out file.
+    func runClient(_ executable: URL, _ arguments: [String], environment extra: [String: String] = [:]) throws -> String {
+        let out = card.directory.appending(path: "client.out")
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["--out", out.path, "--device", card.pcmName] + arguments
+        process.environment = card.environment.merging(extra) { $1 }
+        process.currentDirectoryURL = card.directory
+        do {
+            try process.run()
+        } catch {
+            throw BenchError("cannot start \(executable.path) (\(error.localizedDescription)); rebuild the C clients with Bench/run")
+        }
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, let text = try? String(contentsOf: out, encoding: .utf8) else {
+            throw BenchError("\(executable.lastPathComponent) \(arguments.joined(separator: " ")) failed (status \(process.terminationStatus)); see its message above")
+        }
+        return text
+    }
+
+    func remove() { try? card.remove() }
+}
+
+/// The part of a card's event log the benchmark reads.
+struct CardLog {
+    var hardware: CardEvent.HardwareParameters?
+    /// DAC times of the onsets, in order.
+    var onsets: [UInt64] = []
+    var xruns = 0
+
+    /// "period 128 × 3 = 384" as the card saw it.
+    var setting: Setting? { hardware.map { Setting(period: $0.periodFrames, buffer: $0.bufferFrames, format: $0.format, access: $0.access) } }
+}
+
+/// A client's negotiated period and buffer, as the card's hw_params event gave them.
+struct Setting: Codable, Equatable {
+    var period: Int
+    var buffer: Int
+    var format: String
+    var access: String
+
+    var text: String { "\(period)/\(buffer)" }
+}
+
+/// Process-wide measurements: CPU time, resident memory, the clock.
+enum Meter {
+    /// CPU seconds (user + system) of every thread of this process so far.
+    static func processCPU() -> Double { cpu(RUSAGE_SELF.rawValue) }
+    /// CPU seconds of the calling thread so far.
+    static func threadCPU() -> Double { cpu(1) }  // RUSAGE_THREAD, which Glibc's module leaves out
+
+    private static func cpu(_ who: Int32) -> Double {
+        var usage = rusage()
+        getrusage(who, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6
+    }
+
+    /// Resident set size in bytes, from /proc/self/statm.
+    static func residentBytes() -> Int {
+        let fields = ((try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? "").split(separator: " ")
+        return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
+    }
+
+    static func now() -> UInt64 { VirtualCard.monotonicNanoseconds() }
+
+    /// Sleeps until CLOCK_MONOTONIC reaches `nanoseconds`.
+    static func sleep(until nanoseconds: UInt64) {
+        var at = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nil) == EINTR {}
+    }
+
+    static func sleep(seconds: Double) { sleep(until: now() + UInt64(seconds * 1e9)) }
+}

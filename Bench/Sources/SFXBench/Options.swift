@@ -1,0 +1,64 @@
+import Foundation
+
+/// What one benchmark run does: full (the published figures) or `--quick` (the same stages with
+/// fewer triggers and shorter windows, to check the set-up in under two minutes).
+struct BenchOptions {
+    var quick = false
+    /// The compiled C clients: `floor`, `openal`, `sdlmixer`.
+    var probes: URL
+    /// Where `latest.json` and `latest.md` go.
+    var results: URL
+    /// The command line as typed, for the report's header.
+    var command: String
+
+    /// Triggers per latency measurement (the brief asks for at least 200).
+    var triggers: Int { quick ? 50 : 200 }
+    /// Triggers of a trial run that looks for a peer's smallest stable period.
+    var trialTriggers: Int { quick ? 15 : 40 }
+    /// Wall seconds over which CPU is measured for each voice count.
+    var cpuSeconds: Double { quick ? 1 : 3 }
+    /// Seconds of audio rendered offline for the render-speed figure.
+    var offlineSeconds: Int { quick ? 3 : 10 }
+    /// Seconds each client plays with both cores loaded.
+    var loadSeconds: Double { quick ? 10 : 60 }
+
+    /// sfx's and the floor's periods for latency (three periods per buffer).
+    static let periods = [32, 64, 128, 256]
+    static let periodsPerBuffer = 3
+    /// sfx's default period, its figure against the peers' defaults.
+    static let defaultPeriod = 128
+    static let voiceCounts = [1, 16, 64, 256, 1024]
+    static let loadPeriods = [64, 128]
+    static let cueCount = 100
+
+    static let usage = "usage: sfx-bench --probes DIR [--results DIR] [--quick]"
+
+    init(arguments: [String]) throws {
+        var probes: URL?
+        var results = URL(filePath: "Bench/results")
+        var rest = arguments.dropFirst()[...]
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--quick": quick = true
+            case "--probes", "--results":
+                guard let value = rest.popFirst() else { throw BenchError("\(argument) needs a directory; \(Self.usage)") }
+                if argument == "--probes" { probes = URL(filePath: value) } else { results = URL(filePath: value) }
+            case "--help", "-h": throw BenchError(Self.usage)
+            default: throw BenchError("unknown argument \(argument); \(Self.usage)")
+            }
+        }
+        guard let probes else { throw BenchError("--probes is missing (the directory Bench/run builds the C clients into); \(Self.usage)") }
+        for client in ["floor", "openal", "sdlmixer"] where !FileManager.default.isExecutableFile(atPath: probes.appending(path: client).path) {
+            throw BenchError("\(probes.path)/\(client) is missing; build the C clients with Bench/run")
+        }
+        self.probes = probes
+        self.results = results
+        command = ProcessInfo.processInfo.environment["SFX_BENCH_COMMAND"] ?? arguments.joined(separator: " ")
+    }
+}
+
+/// A benchmark failure: one line naming what went wrong and the fix.
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+// sfx-bench: sfx's latency, mixing cost, preload cost and xruns under load beside OpenAL Soft,
+// SDL_mixer and a raw-ALSA floor client, all on sfx's virtual sound card. Run it through
+// Bench/run, which installs the peers, builds everything and passes --probes; see Bench/README.md.
+
+/// Prints a stage's name as it starts, so a long run shows where it is.
+func stage(_ name: String) {
+    FileHandle.standardError.write(Data("sfx-bench: \(name)\n".utf8))
+}
+
+func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
+    let scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-bench-\(getpid())", directoryHint: .isDirectory)
+    defer { try? FileManager.default.removeItem(at: scratch) }
+    var report = BenchReport(machine: .current(command: options.command), quick: options.quick)
+
+    stage("preload of \(BenchOptions.cueCount) cues")
+    report.preload = try Cost.preload(count: BenchOptions.cueCount, scratch: scratch)
+
+    for period in BenchOptions.periods {
+        stage("latency at period \(period): sfx and the floor")
+        report.latency.append(try Latency.sfx(period: period, count: options.triggers, scratch: scratch, name: "sfx-\(period)"))
+        report.latency.append(try Latency.client(.floor, period: period, count: options.triggers, label: "period \(period)",
+                                                 options: options, scratch: scratch, name: "floor-\(period)"))
+    }
+    for peer in [Peer.openAL, .sdlMixer] {
+        stage("latency of \(peer.displayName) at its default and its smallest stable period")
+        report.latency.append(try Latency.client(peer, period: nil, count: options.triggers, label: "default",
+                                                 options: options, scratch: scratch, name: "\(peer.executable)-default"))
+        let smallest = try Latency.smallestStablePeriod(peer, options: options, scratch: scratch)
+        report.smallestStablePeriod[peer.displayName] = smallest
+        report.latency.append(try Latency.client(peer, period: smallest, count: options.triggers, label: "smallest stable (\(smallest))",
+                                                 options: options, scratch: scratch, name: "\(peer.executable)-smallest"))
+    }
+
+    stage("CPU of the floor playing silence: the card's own cost")
+    report.cpu.append(try Cost.clientCPU(.floor, voices: 1, options: options, scratch: scratch))
+    for voices in BenchOptions.voiceCounts {
+        stage("CPU with \(voices) voices")
+        report.cpu.append(try Cost.sfxCPU(voices: voices, options: options, scratch: scratch))
+        for peer in [Peer.openAL, .sdlMixer] {
+            report.cpu.append(try Cost.clientCPU(peer, voices: voices, options: options, scratch: scratch))
+        }
+    }
+    stage("offline render speed")
+    report.offlineVoices = 256
+    report.offlineAudioSecondsPerCPUSecond = try Cost.offlineSpeed(voices: report.offlineVoices, options: options)
+
+    stage("xruns with both cores loaded, \(Int(options.loadSeconds)) s a client and period")
+    report.underLoad = try Cost.xrunsUnderLoad(options: options, scratch: scratch)
+
+    report.judge()
+    return report
+}
+
+do {
+    let options = try BenchOptions(arguments: CommandLine.arguments)
+    let report = try runBenchmark(options)
+    let table = report.markdown()
+    print(table, terminator: "")
+    try FileManager.default.createDirectory(at: options.results, withIntermediateDirectories: true)
+    try report.json().write(to: options.results.appending(path: "latest.json"))
+    try Data(table.utf8).write(to: options.results.appending(path: "latest.md"))
+} catch {
+    FileHandle.standardError.write(Data("sfx-bench: \(error)\n".utf8))
+    exit(1)
+}
