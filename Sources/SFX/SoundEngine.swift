@@ -167,6 +167,10 @@ public final class SoundEngine: @unchecked Sendable {
                      group: SoundGroup = .effects, priority: VoicePriority = .normal, maxInstances: Int = 0,
                      completion: (@Sendable (PlayOutcome) -> Void)? = nil) -> Voice {
         let voice = Voice(id: VoiceID(nextVoice.wrappingAdd(1, ordering: .relaxed).oldValue), engine: self)
+        guard !closed.load(ordering: .acquiring) else {
+            completion?(.rejected("the engine is closed"))
+            return voice
+        }
         guard let cue = library.cue(for: id) else {
             delivery.complete(voice.id, completion, .rejected(SoundError.unknownID(id).description))
             return voice

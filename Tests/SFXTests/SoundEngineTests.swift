@@ -187,7 +187,7 @@ final class SoundEngineTests: XCTestCase {
         let setup = try EngineOnCard()
         defer { setup.close() }
         let tone = try setup.engine.load(buffer: Self.tone(), sampleRate: 48_000, channels: 1)
-        weak var cue = setup.engine.library.cue(for: tone)
+        weak let cue = setup.engine.library.cue(for: tone)
         XCTAssertNotNil(cue)
         let outcomes = Completions()
         for n in 0..<3 {

@@ -4,6 +4,9 @@ import Foundation
 /// fewer triggers and shorter windows, to check the set-up in under two minutes).
 struct BenchOptions {
     var quick = false
+    /// `--load-rounds N`: only the xruns-under-load comparison, N interleaved rounds of sfx and
+    /// the floor, to tell a difference from chance. Prints the rounds; writes no results.
+    var loadRounds = 0
     /// The compiled C clients: `floor`, `openal`, `sdlmixer`.
     var probes: URL
     /// Where `latest.json` and `latest.md` go.
@@ -31,7 +34,7 @@ struct BenchOptions {
     static let loadPeriods = [64, 128]
     static let cueCount = 100
 
-    static let usage = "usage: sfx-bench --probes DIR [--results DIR] [--quick]"
+    static let usage = "usage: sfx-bench --probes DIR [--results DIR] [--quick] [--load-rounds N]"
 
     init(arguments: [String]) throws {
         var probes: URL?
@@ -40,6 +43,9 @@ struct BenchOptions {
         while let argument = rest.popFirst() {
             switch argument {
             case "--quick": quick = true
+            case "--load-rounds":
+                guard let value = rest.popFirst(), let n = Int(value), n > 0 else { throw BenchError("--load-rounds needs a positive count; \(Self.usage)") }
+                loadRounds = n
             case "--probes", "--results":
                 guard let value = rest.popFirst() else { throw BenchError("\(argument) needs a directory; \(Self.usage)") }
                 if argument == "--probes" { probes = URL(filePath: value) } else { results = URL(filePath: value) }

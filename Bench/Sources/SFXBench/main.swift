@@ -53,8 +53,23 @@ func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
     return report
 }
 
+/// Interleaved rounds of the under-load comparison, printed as they finish.
+func runLoadRounds(_ options: BenchOptions) throws {
+    let scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-bench-\(getpid())", directoryHint: .isDirectory)
+    defer { try? FileManager.default.removeItem(at: scratch) }
+    for round in 1...options.loadRounds {
+        for row in try Cost.xrunsUnderLoad(options: options, scratch: scratch) {
+            print("round \(round)  \(row.client)  period \(row.period)  \(Int(row.seconds)) s  xruns \(row.xruns)")
+        }
+    }
+}
+
 do {
     let options = try BenchOptions(arguments: CommandLine.arguments)
+    if options.loadRounds > 0 {
+        try runLoadRounds(options)
+        exit(0)
+    }
     let report = try runBenchmark(options)
     let table = report.markdown()
     print(table, terminator: "")
