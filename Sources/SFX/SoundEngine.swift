@@ -47,6 +47,9 @@ public final class SoundEngine: @unchecked Sendable {
         public var haptics = HapticConfiguration()
         /// The haptic backend to use; nil takes the first available (evdev, GPIO, sysfs, command, callback).
         public var hapticBackend: HapticBackendKind?
+        /// Receives engine events from the start (a refused SCHED_FIFO is reported as the output
+        /// thread starts); the same as setting `onEvent` later.
+        public var onEvent: (@Sendable (EngineEvent) -> Void)?
 
         public init() {}
     }
@@ -110,6 +113,7 @@ public final class SoundEngine: @unchecked Sendable {
                                               idleFrames: idleFrames))
         commands = CommandQueue(ring: ring, output: output)
         delivery = EventDelivery(notices: notices, output: output, commands: commands)
+        delivery.handler = configuration.onEvent
         output.start()
         delivery.start()
     }

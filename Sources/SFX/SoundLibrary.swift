@@ -21,7 +21,7 @@ public final class SoundLibrary: Sendable {
         public var theme: String = "sfx"
         /// The freedesktop output profile to prefer ("stereo", "5.1", …).
         public var outputProfile: String = "stereo"
-        /// How long a cue may be; longer files belong to the streaming player.
+        /// How long a cue may be: cues are short sounds held whole in memory.
         public var limits: CueLimits = .standard
         /// The environment the theme lookup reads (XDG_DATA_HOME, XDG_DATA_DIRS, LC_MESSAGES, LANG).
         public var environment: [String: String] = ProcessInfo.processInfo.environment

@@ -8,7 +8,7 @@ import Foundation
 ///
 /// ```
 /// coin.ogg: no such file; check the path (relative paths start at the current directory)
-/// long.wav: is 45.0 s long, over the 30.0 s cue limit; play long files with Player (streaming) or raise CueLimits.maximumDuration
+/// long.wav: is 45.0 s long, over the 30.0 s cue limit; cues are short sounds held in memory: raise CueLimits.maximumDuration to load it anyway (sfx has no streaming player yet)
 /// ```
 ///
 /// Tests and callers match on `reason`; people read `description`.
@@ -86,7 +86,7 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
             return "has an impossible header (\(detail)); the file is damaged, export it again"
         case .tooLong(let seconds, let limit):
             return "is \(String(format: "%.1f", seconds)) s long, over the \(String(format: "%.1f", limit)) s cue limit; "
-                + "play long files with Player (streaming) or raise CueLimits.maximumDuration"
+                + "cues are short sounds held in memory: raise CueLimits.maximumDuration to load it anyway (sfx has no streaming player yet)"
         case .unsupportedEncoding(let detail):
             return "uses an encoding libsndfile cannot handle (\(detail)); convert it, e.g. `sox \(subject) out.wav`"
         case .unsupportedOutput(let detail):

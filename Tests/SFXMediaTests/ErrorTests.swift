@@ -107,7 +107,7 @@ final class ErrorTests: TemporaryDirectoryTestCase {
         let limited = AudioDecoder(format: .standard, limits: CueLimits(maximumDuration: 1.5))
         let error = assertMediaError({ try limited.decode(contentsOf: url) }) { $0 == .tooLong(seconds: 2, limit: 1.5) }
         XCTAssertEqual(error?.description, "\(url.path): is 2.0 s long, over the 1.5 s cue limit; "
-            + "play long files with Player (streaming) or raise CueLimits.maximumDuration")
+            + "cues are short sounds held in memory: raise CueLimits.maximumDuration to load it anyway (sfx has no streaming player yet)")
         XCTAssertEqual(try AudioDecoder(format: .standard, limits: CueLimits(maximumDuration: 2)).decode(contentsOf: url).frameCount, 96_000)
     }
 

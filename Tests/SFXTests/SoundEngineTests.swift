@@ -290,4 +290,32 @@ final class SoundEngineTests: XCTestCase {
         let log = try setup.card.events()
         XCTAssertTrue(log.contains { if case .swParams(_, startThreshold: 480, availMin: 480, _) = $0.kind { true } else { false } })
     }
+
+    func testAPluginDeviceWithoutAMixerPlaysAndSaysMuteDetectionIsUnavailable() throws {
+        let setup = try EngineOnCard(device: "plug:sfxcard_hw")
+        defer { setup.close() }
+        XCTAssertNil(setup.engine.outputMaster())
+        let mute = setup.engine.muteState()
+        XCTAssertFalse(mute.mixerAvailable)
+        XCTAssertFalse(mute.isMuted)
+        XCTAssertTrue(mute.description.contains("no mixer control"), mute.description)
+        setup.engine.play(try setup.engine.systemSound(named: "tock"))
+        XCTAssertTrue(setup.engine.waitUntilIdle())
+        setup.engine.close()
+        XCTAssertTrue(try setup.card.events().contains { if case .onset = $0.kind { true } else { false } })
+    }
+
+    func testARefusedRealtimePriorityIsReported() throws {
+        // Priority 100 is beyond SCHED_FIFO's range (1…99): the kernel refuses it even for root.
+        let events = Mutex<[EngineEvent]>([])
+        let setup = try EngineOnCard { configuration in
+            configuration.realtimePriority = 100
+            configuration.onEvent = { event in events.withLock { $0.append(event) } }
+        }
+        defer { setup.close() }
+        XCTAssertTrue(eventually { setup.engine.metrics.realtimeGranted == false })
+        XCTAssertTrue(eventually { events.withLock { $0.contains { if case .realtimePriorityRefused = $0 { true } else { false } } } })
+        setup.engine.play(try setup.engine.systemSound(named: "tock"))
+        XCTAssertTrue(setup.engine.waitUntilIdle(), "it plays all the same")
+    }
 }
