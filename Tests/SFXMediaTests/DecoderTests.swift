@@ -138,6 +138,6 @@ final class DecoderTests: TemporaryDirectoryTestCase {
         let error = assertMediaError({ try decoder.cue(interleaved: long, sampleRate: 8_000, channels: 1, name: "long") }) {
             $0 == .tooLong(seconds: 8_001 / 8_000, limit: 1)
         }
-        XCTAssertTrue(error?.description.contains("Player") ?? false)
+        XCTAssertTrue(error?.description.contains("CueLimits.maximumDuration") ?? false)
     }
 }
