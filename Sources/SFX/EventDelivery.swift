@@ -6,8 +6,8 @@ import SFXDevice
 /// The engine's ordinary (not real-time) thread that turns what the output thread reports into
 /// completions, engine events and freed cues.
 ///
-/// It polls the notice ring every few milliseconds while the device is open (the real-time
-/// thread never signals anyone), and waits on a semaphore while it is closed. Completions are
+/// It polls the notice ring (the real-time thread never signals anyone): every 2 ms while plays
+/// are pending, every 10 ms otherwise. Completions are
 /// called with no lock held, so they may call the engine.
 final class EventDelivery: @unchecked Sendable {
     typealias Completion = @Sendable (PlayOutcome) -> Void
@@ -72,9 +72,14 @@ final class EventDelivery: @unchecked Sendable {
         return stream
     }
 
-    /// Registers a play before its command is sent.
-    func expect(_ voice: VoiceID, cue: Cue, completion: Completion?) {
-        state.withLock { $0.pending[voice] = Pending(completion: completion, cue: cue) }
+    /// Registers a play before its command is sent; false once the engine has closed (the play
+    /// must then complete at once, since nothing would deliver its completion later).
+    func expect(_ voice: VoiceID, cue: Cue, completion: Completion?) -> Bool {
+        state.withLock { state in
+            guard !state.stopped else { return false }
+            state.pending[voice] = Pending(completion: completion, cue: cue)
+            return true
+        }
     }
 
     /// Completes a play that never reached the mixer.
@@ -109,11 +114,8 @@ final class EventDelivery: @unchecked Sendable {
         while !state.withLock({ $0.stopped }) {
             drain()
             retrySends()
-            if output.deviceOpen.load(ordering: .relaxed) == 1 || state.withLock({ !$0.pending.isEmpty }) {
-                usleep(2_000)
-            } else {
-                usleep(20_000)
-            }
+            // Completions promptly while plays are pending; other events within 10 ms.
+            usleep(state.withLock { $0.pending.isEmpty } ? 10_000 : 2_000)
         }
     }
 

@@ -171,17 +171,16 @@ public final class SoundEngine: @unchecked Sendable {
                      group: SoundGroup = .effects, priority: VoicePriority = .normal, maxInstances: Int = 0,
                      completion: (@Sendable (PlayOutcome) -> Void)? = nil) -> Voice {
         let voice = Voice(id: VoiceID(nextVoice.wrappingAdd(1, ordering: .relaxed).oldValue), engine: self)
-        guard !closed.load(ordering: .acquiring) else {
-            completion?(.rejected("the engine is closed"))
-            return voice
-        }
         guard let cue = library.cue(for: id) else {
-            delivery.complete(voice.id, completion, .rejected(SoundError.unknownID(id).description))
+            completion?(.rejected(SoundError.unknownID(id).description))
             return voice
         }
         let request = PlayRequest(voice: voice.id, cue: cue, gain: volume, pan: pan, loops: loops,
                                   group: group, priority: priority, maxInstances: maxInstances)
-        delivery.expect(voice.id, cue: cue, completion: completion)
+        guard delivery.expect(voice.id, cue: cue, completion: completion) else {
+            completion?(.rejected("the engine is closed"))
+            return voice
+        }
         if !send(.play(request)) {
             delivery.complete(voice.id, completion, .rejected("the command queue is full: the output thread is not keeping up"))
         }

@@ -318,4 +318,17 @@ final class SoundEngineTests: XCTestCase {
         setup.engine.play(try setup.engine.systemSound(named: "tock"))
         XCTAssertTrue(setup.engine.waitUntilIdle(), "it plays all the same")
     }
+
+    func testPlaysAfterCloseCompleteAtOnce() throws {
+        let setup = try EngineOnCard()
+        defer { setup.close() }
+        let tock = try setup.engine.systemSound(named: "tock")
+        let looping = Mutex<PlayOutcome?>(nil)
+        setup.engine.play(tock, loops: -1) { result in looping.withLock { $0 = result } }
+        setup.engine.close()
+        XCTAssertEqual(looping.withLock { $0 }, .stopped, "what still played completes as stopped")
+        let late = Mutex<PlayOutcome?>(nil)
+        setup.engine.play(tock) { result in late.withLock { $0 = result } }
+        XCTAssertEqual(late.withLock { $0 }, .rejected("the engine is closed"))
+    }
 }
