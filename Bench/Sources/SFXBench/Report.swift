@@ -65,6 +65,18 @@ struct BenchReport: Codable {
         return (many - one) / 255
     }
 
+    /// CPU per extra voice as the least-squares slope over every K measured: steadier than two
+    /// points when one short window is noisy. In fractions of a core.
+    func fittedPerVoice(_ client: String) -> Double? {
+        let points = BenchOptions.voiceCounts.compactMap { k in cpu(client, k).map { (Double(k), $0) } }
+        guard points.count >= 2 else { return nil }
+        let meanK = points.map(\.0).reduce(0, +) / Double(points.count)
+        let meanY = points.map(\.1).reduce(0, +) / Double(points.count)
+        let covariance = points.map { ($0.0 - meanK) * ($0.1 - meanY) }.reduce(0, +)
+        let variance = points.map { ($0.0 - meanK) * ($0.0 - meanK) }.reduce(0, +)
+        return covariance / variance
+    }
+
     // MARK: Goals
 
     /// Reads the figures against the benchmark's goals.
@@ -148,15 +160,16 @@ struct BenchReport: Codable {
         }
         lines += ["", "## CPU per second of audio (% of one core), K looping voices, each client at its default setting", ""]
         let clients = cpu.reduce(into: [String]()) { if !$0.contains($1.client) && $1.client != Peer.floor.displayName { $0.append($1.client) } }
-        lines.append("| client | period/buffer | " + BenchOptions.voiceCounts.map { "K=\($0)" }.joined(separator: " | ") + " | per extra voice (µs/s) | ÷ sfx |")
-        lines.append("|---|---|" + String(repeating: "---:|", count: BenchOptions.voiceCounts.count + 2))
+        lines.append("| client | period/buffer | " + BenchOptions.voiceCounts.map { "K=\($0)" }.joined(separator: " | ") + " | per extra voice (µs/s) | ÷ sfx | fit over all K (µs/s) |")
+        lines.append("|---|---|" + String(repeating: "---:|", count: BenchOptions.voiceCounts.count + 3))
         let sfxMarginal = marginalPerVoice("sfx")
         for client in clients {
             let cells = BenchOptions.voiceCounts.map { cpu(client, $0).map { format($0 * 100, digits: 3) } ?? "–" }
             let marginal = marginalPerVoice(client)
             let ratio = marginal.flatMap { m in sfxMarginal.map { format(m / $0, digits: 1) + "×" } } ?? ""
             let setting = cpu.first { $0.client == client }?.setting?.text ?? "?"
-            lines.append("| \(client) | \(setting) | \(cells.joined(separator: " | ")) | \(marginal.map { format($0 * 1e6, digits: 2) } ?? "–") | \(ratio) |")
+            let fitted = fittedPerVoice(client).map { format($0 * 1e6, digits: 2) } ?? "–"
+            lines.append("| \(client) | \(setting) | \(cells.joined(separator: " | ")) | \(marginal.map { format($0 * 1e6, digits: 2) } ?? "–") | \(ratio) | \(fitted) |")
         }
         if let baseline = cardBaseline, let floorSetting = cpu.first(where: { $0.client == Peer.floor.displayName })?.setting {
             let above = BenchOptions.voiceCounts.map { k in cpu("sfx", k).map { "K=\(k) \(format(($0 - baseline) * 100, digits: 3))" } ?? "" }
