@@ -51,12 +51,13 @@ enum Latency {
     }
 
     /// Triggers `count` clicks of sfx at `period` × 3 on a fresh card.
-    static func sfx(period: Int, count: Int, scratch: URL, name: String) throws -> LatencyRow {
+    static func sfx(period: Int, periods: Int = BenchOptions.periodsPerBuffer, count: Int, scratch: URL,
+                    name: String, label: String? = nil) throws -> LatencyRow {
         let run = try CardRun(scratch: scratch, name: name)
         defer { run.remove() }
-        let engine = try SfxOnCard.engine(run, period: period)
+        let engine = try SfxOnCard.engine(run, period: period, periods: periods)
         let click = try engine.load(buffer: Self.click, sampleRate: 48_000, channels: 1, name: "click")
-        let gaps = gaps(period: period, periods: BenchOptions.periodsPerBuffer)
+        let gaps = gaps(period: period, periods: periods)
         var next = Meter.now() + 200_000_000
         var triggers: [UInt64] = []
         triggers.reserveCapacity(count)
@@ -68,9 +69,26 @@ enum Latency {
         }
         Meter.sleep(seconds: gaps.max / 1000 + 0.1)
         engine.close()
-        return LatencyRow(client: "sfx", label: "period \(period)", requestedPeriod: period,
+        return LatencyRow(client: "sfx", label: label ?? "period \(period)", requestedPeriod: period,
                           triggers: triggers, log: try run.log())
     }
+
+    /// sfx's smallest stable setting below the three-period buffers of the main table, found as
+    /// the peers' are: the first of `sfxTrials` (smallest buffer first) whose short trial had no
+    /// xrun and heard every click, measured in full; nil when none was stable.
+    static func sfxSmallestStable(options: BenchOptions, scratch: URL) throws -> LatencyRow? {
+        for (period, periods) in sfxTrials {
+            let trial = try? sfx(period: period, periods: periods, count: options.trialTriggers, scratch: scratch,
+                                 name: "sfx-trial-\(period)x\(periods)")
+            guard let trial, trial.xruns == 0, trial.unmatchedTriggers == 0, trial.unmatchedOnsets == 0 else { continue }
+            return try sfx(period: period, periods: periods, count: options.triggers, scratch: scratch,
+                           name: "sfx-smallest", label: "smallest stable (\(period) × \(periods))")
+        }
+        return nil
+    }
+
+    /// Settings tried for sfx's smallest stable one, smallest buffer first: (period, periods).
+    static let sfxTrials = [(16, 2), (16, 3), (32, 2)]
 
     /// Triggers `count` clicks of a C client (`floor`, `openal`, `sdlmixer`) on a fresh card.
     static func client(_ peer: Peer, period: Int?, count: Int, label: String, options: BenchOptions,
@@ -179,8 +197,8 @@ enum Peer: CaseIterable {
     }
 
     /// Periods tried, smallest first, for the smallest stable setting: from OpenAL Soft's
-    /// documented minimum period_size (64), from the card's 32 for SDL_mixer.
-    var trialPeriods: [Int] { (self == .openAL ? [] : [32]) + [64, 128, 256, 512, 1024] }
+    /// documented minimum period_size (64), from the card's smallest (16) for SDL_mixer.
+    var trialPeriods: [Int] { (self == .openAL ? [] : [16, 32]) + [64, 128, 256, 512, 1024] }
 
     /// The environment that puts the library on the card through ALSA: an alsoft.conf for
     /// OpenAL Soft (its period only when one is asked for, else its defaults), the ALSA driver and
@@ -206,13 +224,14 @@ enum Peer: CaseIterable {
     }
 }
 
-/// sfx's engine on a benchmark card: the card's plug device, 48 kHz stereo, three periods.
+/// sfx's engine on a benchmark card: the card's plug device, 48 kHz stereo, three periods unless told.
 enum SfxOnCard {
-    static func engine(_ run: CardRun, period: Int, maxVoices: Int = 64) throws -> SoundEngine {
+    static func engine(_ run: CardRun, period: Int, periods: Int = BenchOptions.periodsPerBuffer,
+                       maxVoices: Int = 64) throws -> SoundEngine {
         run.card.makeCurrent()
         var configuration = SoundEngine.Configuration()
         configuration.output = PlaybackRequest(device: run.card.pcmName, sampleRate: 48_000, channels: 2,
-                                               periodFrames: period, periodCount: BenchOptions.periodsPerBuffer)
+                                               periodFrames: period, periodCount: periods)
         configuration.maxVoices = maxVoices
         return try SoundEngine(configuration: configuration)
     }

@@ -19,7 +19,7 @@ struct BenchOptions {
     /// Triggers of a trial run that looks for a peer's smallest stable period.
     var trialTriggers: Int { quick ? 15 : 40 }
     /// Wall seconds over which CPU is measured for each voice count.
-    var cpuSeconds: Double { quick ? 1 : 3 }
+    var cpuSeconds: Double { quick ? 1 : 5 }
     /// Seconds of audio rendered offline for the render-speed figure.
     var offlineSeconds: Int { quick ? 3 : 10 }
     /// Seconds each client plays with both cores loaded.

@@ -23,6 +23,10 @@ func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
         report.latency.append(try Latency.client(.floor, period: period, count: options.triggers, label: "period \(period)",
                                                  options: options, scratch: scratch, name: "floor-\(period)"))
     }
+    stage("sfx's smallest stable setting below three periods of 32")
+    if let smallest = try Latency.sfxSmallestStable(options: options, scratch: scratch) {
+        report.latency.append(smallest)
+    }
     for peer in [Peer.openAL, .sdlMixer] {
         stage("latency of \(peer.displayName) at its default and its smallest stable period")
         report.latency.append(try Latency.client(peer, period: nil, count: options.triggers, label: "default",
