@@ -48,6 +48,7 @@ typedef struct sfx_pcm {
     /* Configuration. */
     char *capture_path;
     int loop;
+    int record;                 /* write playback.wav (default yes) */
     double onset_threshold;
     unsigned onset_silence_ms;
 
@@ -226,6 +227,8 @@ static void close_recording(sfx_pcm *p)
 static void open_recording(sfx_pcm *p)
 {
     char name[32], path[PATH_MAX];
+    if (!p->record)
+        return;
     for (int n = 1; n < 10000 && !p->recording; n++) {
         if (n == 1)
             snprintf(name, sizeof name, "playback.wav");
@@ -643,6 +646,15 @@ static int pcm_option(void *ctx, const char *key, snd_config_t *value)
         p->loop = on;
         return 0;
     }
+    if (!strcmp(key, "record")) {
+        int on = snd_config_get_bool(value);
+        if (on < 0) {
+            SNDERR("sfxcard: record must be yes or no");
+            return -EINVAL;
+        }
+        p->record = on;
+        return 0;
+    }
     if (!strcmp(key, "onset_threshold")) {
         if (snd_config_get_ireal(value, &p->onset_threshold) < 0 || p->onset_threshold < 0) {
             SNDERR("sfxcard: onset_threshold must be a number from 0 to 1, e.g. 0.001");
@@ -700,6 +712,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sfxcard)
     p->timer_fd = -1;
     p->card.log_fd = -1;
     p->boundary = 1;   /* the position is 0 until hw_params sets the real boundary */
+    p->record = 1;
     p->onset_threshold = 0.001;
     p->onset_silence_ms = 10;
     const char *dir;

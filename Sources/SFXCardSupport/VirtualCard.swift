@@ -59,9 +59,12 @@ public struct VirtualCard: Sendable {
     ///   - loopCapture: repeat the capture source instead of following it with silence.
     ///   - onsetThreshold: the absolute sample value above which the DAC hears sound.
     ///   - onsetSilenceMilliseconds: silence that must precede an onset.
+    ///   - record: write what reaches the DAC to playback.wav; false spares the disk writes (for
+    ///     CPU measurements) and keeps the event log.
     ///   - plugin: the plugin library; `locatePlugin()` when nil.
     public init(directory: URL? = nil, captureSource: URL? = nil, loopCapture: Bool = false,
-                onsetThreshold: Double = 0.001, onsetSilenceMilliseconds: Int = 10, plugin: URL? = nil) throws {
+                onsetThreshold: Double = 0.001, onsetSilenceMilliseconds: Int = 10, record: Bool = true,
+                plugin: URL? = nil) throws {
         let directory = directory ?? FileManager.default.temporaryDirectory
             .appending(path: "sfxcard-\(UUID().uuidString)", directoryHint: .isDirectory)
         do {
@@ -82,7 +85,7 @@ public struct VirtualCard: Sendable {
         self.state = try CardState(url: directory.appending(path: "state"))
         let text = VirtualCard.configuration(plugin: pluginURL, directory: directory, captureSource: captureSource,
                                              loop: loopCapture, onsetThreshold: onsetThreshold,
-                                             onsetSilenceMilliseconds: onsetSilenceMilliseconds)
+                                             onsetSilenceMilliseconds: onsetSilenceMilliseconds, record: record)
         do {
             try Data(text.utf8).write(to: configURL, options: .atomic)
         } catch {
@@ -241,7 +244,7 @@ public struct VirtualCard: Sendable {
     }
 
     private static func configuration(plugin: URL, directory: URL, captureSource: URL?, loop: Bool,
-                                      onsetThreshold: Double, onsetSilenceMilliseconds: Int) -> String {
+                                      onsetThreshold: Double, onsetSilenceMilliseconds: Int, record: Bool) -> String {
         func quoted(_ text: String) -> String {
             "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
         }
@@ -259,6 +262,7 @@ public struct VirtualCard: Sendable {
             dir \(quoted(directory.path))\(capture)
             onset_threshold \(onsetThreshold)
             onset_silence_ms \(onsetSilenceMilliseconds)
+            record \(record ? "yes" : "no")
             hint.description "sfx virtual sound card (no conversion)"
         }
 

@@ -41,6 +41,19 @@ final class VirtualCardTests: CardTestCase {
         XCTAssertTrue(try card.events().contains { $0.kind == .stop(.playback, frame: 882) })
     }
 
+    func testRecordingCanBeTurnedOffAndTheLogStays() throws {
+        let quiet = try VirtualCard(record: false)
+        defer { try? quiet.remove() }
+        quiet.makeCurrent()
+        let pcm = try PCM(quiet.hardwarePCMName)
+        try pcm.configure(periodFrames: 480, periods: 2)
+        try pcm.write(Signal.silence(frames: 960, channels: 2))
+        try pcm.drain()
+        XCTAssertEqual(quiet.recordingURLs(), [], "no playback.wav")
+        XCTAssertTrue(try quiet.events().contains { $0.kind == .stop(.playback, frame: 960) })
+        card.makeCurrent()
+    }
+
     func testAPluginPathThatDoesNotExistIsNamed() throws {
         setenv("SFXCARD_PLUGIN", "/nonexistent/libsfxcard.so", 1)
         defer { unsetenv("SFXCARD_PLUGIN") }

@@ -6,10 +6,12 @@ import SFXCardSupport
 struct CardRun {
     let card: VirtualCard
 
-    init(scratch: URL, name: String) throws {
+    /// A fresh card in `scratch/name`. CPU measurements pass `record: false`: the card's WAV
+    /// writes are disk I/O whose cost varies from window to window and would drown the mixing.
+    init(scratch: URL, name: String, record: Bool = true) throws {
         let directory = scratch.appending(path: name, directoryHint: .isDirectory)
         try? FileManager.default.removeItem(at: directory)
-        card = try VirtualCard(directory: directory)
+        card = try VirtualCard(directory: directory, record: record)
     }
 
     /// What the card logged: the client's last playback configuration, its onsets and its

@@ -14,7 +14,7 @@ enum Cost {
 
     /// sfx at its default period with `voices` looping voices: process CPU seconds per wall second.
     static func sfxCPU(voices: Int, options: BenchOptions, scratch: URL) throws -> CPURow {
-        let run = try CardRun(scratch: scratch, name: "sfx-cpu-\(voices)")
+        let run = try CardRun(scratch: scratch, name: "sfx-cpu-\(voices)", record: false)
         defer { run.remove() }
         let engine = try SfxOnCard.engine(run, period: BenchOptions.defaultPeriod, maxVoices: voices)
         let sound = try engine.load(buffer: loop, sampleRate: 48_000, channels: 1, name: "loop")
@@ -33,7 +33,7 @@ enum Cost {
 
     /// A C client at its default setting with `voices` looping voices.
     static func clientCPU(_ peer: Peer, voices: Int, options: BenchOptions, scratch: URL) throws -> CPURow {
-        let run = try CardRun(scratch: scratch, name: "\(peer.executable)-cpu-\(voices)")
+        let run = try CardRun(scratch: scratch, name: "\(peer.executable)-cpu-\(voices)", record: false)
         defer { run.remove() }
         let output = try run.runClient(options.probes.appending(path: peer.executable),
                                        ["--voices", "\(voices)", "--seconds", "\(options.cpuSeconds)"],

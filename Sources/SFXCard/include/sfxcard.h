@@ -18,7 +18,8 @@
  *
  * PCM parameters: `dir` (required: the card's state directory, created if missing), `capture`
  * (a sound file libsndfile reads, played into capture streams; silence without it), `loop`
- * (yes/no: repeat the capture file), `onset_threshold` (absolute sample value that counts as
+ * (yes/no: repeat the capture file), `record` (yes/no, default yes: write playback.wav; no
+ * spares the disk writes, for CPU measurements), `onset_threshold` (absolute sample value that counts as
  * sound, default 0.001), `onset_silence_ms` (silence that must precede an onset, default 10).
  * The ctl plugin takes `dir` only.
  *
