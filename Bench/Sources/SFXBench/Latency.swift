@@ -73,16 +73,27 @@ enum Latency {
                           triggers: triggers, log: try run.log())
     }
 
-    /// sfx's smallest stable setting below the three-period buffers of the main table, found as
-    /// the peers' are: the first of `sfxTrials` (smallest buffer first) whose short trial had no
-    /// xrun and heard every click, measured in full; nil when none was stable.
+    /// sfx's smallest stable setting below the three-period buffers of the main table, found by
+    /// the same rule as the peers' (`smallestStable`); nil when none of `sfxTrials` is stable.
     static func sfxSmallestStable(options: BenchOptions, scratch: URL) throws -> LatencyRow? {
-        for (period, periods) in sfxTrials {
-            let trial = try? sfx(period: period, periods: periods, count: options.trialTriggers, scratch: scratch,
-                                 name: "sfx-trial-\(period)x\(periods)")
-            guard let trial, trial.xruns == 0, trial.unmatchedTriggers == 0, trial.unmatchedOnsets == 0 else { continue }
-            return try sfx(period: period, periods: periods, count: options.triggers, scratch: scratch,
-                           name: "sfx-smallest", label: "smallest stable (\(period) × \(periods))")
+        try smallestStable(sfxTrials, options: options) { setting, count, purpose in
+            try sfx(period: setting.0, periods: setting.1, count: count, scratch: scratch,
+                    name: "sfx-\(purpose)-\(setting.0)x\(setting.1)", label: "smallest stable (\(setting.0) × \(setting.1))")
+        }
+    }
+
+    /// The rule for every client's smallest stable setting: the first candidate (smallest first)
+    /// whose short trial, then whose full run, had no xrun and heard every click. A full run
+    /// that xruns moves on to the next candidate, so a lucky trial does not stand for the setting.
+    static func smallestStable<Setting>(_ candidates: [Setting], options: BenchOptions,
+                                        measure: (Setting, Int, String) throws -> LatencyRow) throws -> LatencyRow? {
+        func clean(_ row: LatencyRow?) -> Bool {
+            guard let row else { return false }
+            return row.xruns == 0 && row.unmatchedTriggers == 0 && row.unmatchedOnsets == 0
+        }
+        for candidate in candidates where clean(try? measure(candidate, options.trialTriggers, "trial")) {
+            let full = try measure(candidate, options.triggers, "full")
+            if clean(full) { return full }
         }
         return nil
     }
@@ -106,15 +117,16 @@ enum Latency {
                           triggers: triggers, log: try run.log())
     }
 
-    /// The smallest of `peer.trialPeriods` at which `peer` plays a short trial with no
-    /// xrun and every click heard; the largest when none does.
-    static func smallestStablePeriod(_ peer: Peer, options: BenchOptions, scratch: URL) throws -> Int {
-        for period in peer.trialPeriods {
-            let trial = try? client(peer, period: period, count: options.trialTriggers, label: "trial",
-                                    options: options, scratch: scratch, name: "\(peer.executable)-trial-\(period)")
-            if let trial, trial.xruns == 0, trial.unmatchedTriggers == 0, trial.unmatchedOnsets == 0 { return period }
+    /// A peer's smallest stable period (`smallestStable` over `peer.trialPeriods`), measured in
+    /// full; its largest trial period, measured as it comes, when none is stable.
+    static func peerSmallestStable(_ peer: Peer, options: BenchOptions, scratch: URL) throws -> LatencyRow {
+        let measure = { (period: Int, count: Int, purpose: String) throws -> LatencyRow in
+            try client(peer, period: period, count: count, label: "smallest stable (\(period))", options: options,
+                       scratch: scratch, name: "\(peer.executable)-\(purpose)-\(period)")
         }
-        return peer.trialPeriods.last!
+        if let row = try smallestStable(peer.trialPeriods, options: options, measure: measure) { return row }
+        let largest = peer.trialPeriods.last!
+        return try measure(largest, options.triggers, "full")
     }
 }
 
