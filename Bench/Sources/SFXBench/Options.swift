@@ -19,7 +19,10 @@ struct BenchOptions {
     /// Triggers of a trial run that looks for a peer's smallest stable period.
     var trialTriggers: Int { quick ? 15 : 40 }
     /// Wall seconds over which CPU is measured for each voice count.
-    var cpuSeconds: Double { quick ? 1 : 5 }
+    var cpuSeconds: Double { quick ? 1 : 4 }
+    /// Windows measured for K = 1 and K = 256 (the per-voice goal's two points); the figure is
+    /// their median.
+    var cpuRepeats: Int { quick ? 1 : 3 }
     /// Seconds of audio rendered offline for the render-speed figure.
     var offlineSeconds: Int { quick ? 3 : 10 }
     /// Seconds each client plays with both cores loaded.
@@ -31,6 +34,7 @@ struct BenchOptions {
     /// sfx's default period, its figure against the peers' defaults.
     static let defaultPeriod = 128
     static let voiceCounts = [1, 16, 64, 256, 1024]
+    static let marginalCounts = [1, 256]
     static let loadPeriods = [64, 128]
     static let cueCount = 100
 

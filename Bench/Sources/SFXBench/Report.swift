@@ -45,8 +45,12 @@ struct BenchReport: Codable {
         latency.first { $0.client == client && $0.label == label }
     }
 
+    /// The median of the client's windows with `voices` voices.
     func cpu(_ client: String, _ voices: Int) -> Double? {
-        cpu.first { $0.client == client && $0.voices == voices }?.coreShare
+        let shares = cpu.filter { $0.client == client && $0.voices == voices }.map(\.coreShare).sorted()
+        guard !shares.isEmpty else { return nil }
+        let middle = shares.count / 2
+        return shares.count % 2 == 1 ? shares[middle] : (shares[middle - 1] + shares[middle]) / 2
     }
 
     /// sfx's lowest-latency setting: its smallest buffer (as the card saw it) whose run had no
