@@ -14,7 +14,7 @@ struct BenchOptions {
     /// The command line as typed, for the report's header.
     var command: String
 
-    /// Triggers per latency measurement (the brief asks for at least 200).
+    /// Triggers per latency measurement (at least 200 for the published figures).
     var triggers: Int { quick ? 50 : 200 }
     /// Triggers of a trial run that looks for a peer's smallest stable period.
     var trialTriggers: Int { quick ? 15 : 40 }
