@@ -23,10 +23,11 @@ struct EngineSession {
         configuration.output.sampleRate = try arguments.integer("rate", in: 8000...192_000) ?? 48_000
         configuration.output.periodFrames = try arguments.integer("period", in: 16...16_384) ?? 128
         configuration.output.periodCount = try arguments.integer("periods", in: 2...64) ?? 3
-        card = try VirtualCardFallback.engage(deviceGiven: arguments.value("device") != nil || settings.device != nil)
-        if let card {
-            configuration.output.device = card.pcmName
-            printError("no sound card here: playing through sfx's virtual card (\(card.directory.path))")
+        let fallback = try VirtualCardFallback.engage(deviceGiven: arguments.value("device") != nil || settings.device != nil)
+        card = fallback?.card
+        if let fallback {
+            configuration.output.device = fallback.card.pcmName
+            printError("\(fallback.reason): playing through sfx's virtual card (\(fallback.card.directory.path))")
         }
         do {
             engine = try SoundEngine(configuration: configuration)

@@ -6,12 +6,22 @@ import SFXCardSupport
 
 /// On a machine with no sound card, `sfx play` plays through sfx's virtual card so that the
 /// first command of the README works anywhere; the card's directory holds what it "played".
+/// `SFX_VIRTUAL_CARD=1` asks for the card where there is a sound card too (silent runs, tests).
 enum VirtualCardFallback {
-    /// The card to use, or nil when there is a card, a device was given, or ALSA is already
-    /// pointed elsewhere (ALSA_CONFIG_PATH set).
-    static func engage(deviceGiven: Bool) throws -> VirtualCard? {
-        guard !deviceGiven, !DeviceList.hasSoundCard,
-              ProcessInfo.processInfo.environment["ALSA_CONFIG_PATH"] == nil else { return nil }
+    static let environmentKey = "SFX_VIRTUAL_CARD"
+
+    /// Why the card is used ("no sound card here", or the variable), or nil when a device was
+    /// given, ALSA is already pointed elsewhere (ALSA_CONFIG_PATH set), or there is a sound card.
+    static func reason(deviceGiven: Bool) -> String? {
+        let environment = ProcessInfo.processInfo.environment
+        guard !deviceGiven, environment["ALSA_CONFIG_PATH"] == nil else { return nil }
+        if environment[environmentKey] == "1" { return "\(environmentKey)=1" }
+        return DeviceList.hasSoundCard ? nil : "no sound card here"
+    }
+
+    /// The card to use, or nil when `reason` gives none.
+    static func engage(deviceGiven: Bool) throws -> (card: VirtualCard, reason: String)? {
+        guard let reason = reason(deviceGiven: deviceGiven) else { return nil }
         let directory = FileManager.default.temporaryDirectory.appending(path: "sfx-card-\(getuid())")
         // Each run's recording starts afresh.
         for old in (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
@@ -22,10 +32,10 @@ enum VirtualCardFallback {
         do {
             card = try VirtualCard(directory: directory)
         } catch {
-            throw Failure("no sound card here, and sfx's virtual card is not available (\(error)); pick a device with --device (`sfx devices` lists them)")
+            throw Failure("\(reason), and sfx's virtual card is not available (\(error)); pick a device with --device (`sfx devices` lists them)")
         }
         card.makeCurrent()
-        return card
+        return (card, reason)
     }
 }
 

@@ -81,12 +81,18 @@ enum Signal {
     }
 }
 
-/// Writes a fixture with `AudioFileWriter`, skipping the test when this libsndfile has no MP3 encoder.
+/// Something the project's set-up (script/test) installs is missing: the test fails, saying what.
+struct MissingDependency: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Writes a fixture with `AudioFileWriter`. Debian's libsndfile writes MP3 through LAME; a build
+/// without it fails the test rather than leave MP3 decoding untested.
 func writeFixture(_ samples: [Float], rate: Int, channels: Int, to url: URL, as encoding: AudioFileEncoding) throws {
     do {
         try AudioFileWriter.write(samples, sampleRate: rate, channels: channels, to: url, as: encoding)
     } catch let error as MediaError where encoding == .mp3 {
-        throw XCTSkip("this libsndfile cannot write MP3 (built without LAME), so MP3 decoding is untested: \(error)")
+        throw MissingDependency(description: "this libsndfile cannot write MP3 (built without LAME); install Debian's libsndfile1: \(error)")
     }
 }
 

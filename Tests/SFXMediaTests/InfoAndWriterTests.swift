@@ -32,7 +32,7 @@ final class InfoAndWriterTests: TemporaryDirectoryTestCase {
         let au = directory.file("tone.au")
         guard try runProgram("/usr/bin/sox", ["-n", "-r", "8000", "-c", "1", "-e", "signed", "-b", "16", aifc.path, "synth", "0.1", "sine", "440"]),
               try runProgram("/usr/bin/sox", ["-n", "-r", "8000", "-c", "1", au.path, "synth", "0.1", "sine", "440"]) else {
-            throw XCTSkip("sox could not write AIFC and AU here")
+            throw MissingDependency(description: "sox could not write AIFC and AU; script/test installs sox")
         }
         let aifcInfo = try AudioFileInfo(contentsOf: aifc)
         XCTAssertEqual([aifcInfo.container, aifcInfo.mimeType, aifcInfo.fileExtension], ["AIFC", "audio/aiff", "aifc"])

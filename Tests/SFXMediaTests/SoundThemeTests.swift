@@ -144,7 +144,7 @@ final class SoundThemeTests: TemporaryDirectoryTestCase {
 
     func testInstalledFreedesktopTheme() throws {
         guard FileManager.default.fileExists(atPath: "/usr/share/sounds/freedesktop/index.theme") else {
-            throw XCTSkip("sound-theme-freedesktop is not installed")
+            throw MissingDependency(description: "sound-theme-freedesktop is not installed; script/test installs it")
         }
         let system = SoundThemeResolver(theme: "freedesktop", environment: ["HOME": root.url.path, "XDG_DATA_DIRS": "/usr/share"])
         XCTAssertEqual(system.lookup("bell"), .found(ThemedSound(requestedName: "bell", matchedName: "bell",
