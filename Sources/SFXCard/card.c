@@ -39,23 +39,36 @@ int card_timer_clear(int timer_fd)
     return 0;
 }
 
+/* Why an opened file or directory is not the user's own, or NULL when it is: it must be of the
+ * given type, owned by this process's user, and writable by no one else. */
+static const char *not_private(const struct stat *st, mode_t type)
+{
+    if ((st->st_mode & S_IFMT) != type)
+        return type == S_IFDIR ? "is not a directory" : "is not a regular file";
+    if (st->st_uid != geteuid())
+        return "belongs to another user";
+    if (st->st_mode & (S_IWGRP | S_IWOTH))
+        return "is writable by other users";
+    return NULL;
+}
+
 /* Creates <dir>/state with the defaults (connected, Master on at full volume) unless it exists.
  * The file is written under a temporary name and linked into place, so no reader ever maps a
  * half-written state. */
-static int create_state_file(const char *path)
+static int create_state_file(card *c)
 {
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 8);
-    if (!tmp)
-        return -ENOMEM;
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".XXXXXX", 8);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int err = -errno;
-        free(tmp);
-        return err;
+    static unsigned counter;
+    char tmp[64];
+    int fd = -1;
+    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+        snprintf(tmp, sizeof tmp, "state.%ld.%u", (long)getpid(),
+                 __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
+        fd = openat(c->dir_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST)
+            return -errno;
     }
+    if (fd < 0)
+        return -EEXIST;
     sfxcard_state initial;
     memset(&initial, 0, sizeof initial);
     memcpy(initial.magic, SFXCARD_STATE_MAGIC, 8);
@@ -65,56 +78,85 @@ static int create_state_file(const char *path)
     initial.master_volume = SFXCARD_VOLUME_MAX;
     int err = write(fd, &initial, sizeof initial) == (ssize_t)sizeof initial ? 0 : -EIO;
     close(fd);
-    if (!err && link(tmp, path) < 0 && errno != EEXIST)
+    if (!err && linkat(c->dir_fd, tmp, c->dir_fd, "state", 0) < 0 && errno != EEXIST)
         err = -errno;
-    unlink(tmp);
-    free(tmp);
+    unlinkat(c->dir_fd, tmp, 0);
     return err;
-}
-
-static char *join(const char *dir, const char *name)
-{
-    char *path = malloc(strlen(dir) + strlen(name) + 2);
-    if (path)
-        sprintf(path, "%s/%s", dir, name);
-    return path;
 }
 
 static int map_state(card *c)
 {
-    char *path = join(c->dir, "state");
-    if (!path)
-        return -ENOMEM;
-    int fd = open(path, O_RDWR | O_CLOEXEC);
+    int fd = openat(c->dir_fd, "state", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT) {
-        int err = create_state_file(path);
+        int err = create_state_file(c);
         if (err < 0) {
-            SNDERR("sfxcard: cannot create %s (%s); make the directory writable", path, strerror(-err));
-            free(path);
+            SNDERR("sfxcard: cannot create %s/state (%s); make the directory writable", c->dir, strerror(-err));
             return err;
         }
-        fd = open(path, O_RDWR | O_CLOEXEC);
+        fd = openat(c->dir_fd, "state", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     }
     if (fd < 0) {
         int err = -errno;
-        SNDERR("sfxcard: cannot open %s (%s); make it readable and writable", path, strerror(errno));
-        free(path);
+        if (errno == ELOOP)
+            SNDERR("sfxcard: %s/state is a symbolic link; delete it and the card writes a new one", c->dir);
+        else
+            SNDERR("sfxcard: cannot open %s/state (%s); make it readable and writable", c->dir, strerror(errno));
         return err;
     }
+    /* Only a file no one else can shorten is mapped: a mapping past a file's end is SIGBUS. */
     struct stat st;
+    if (fstat(fd, &st) < 0) {
+        int err = -errno;
+        close(fd);
+        return err;
+    }
+    const char *problem = not_private(&st, S_IFREG);
+    if (problem) {
+        SNDERR("sfxcard: %s/state %s; delete it and the card writes a new one", c->dir, problem);
+        close(fd);
+        return -EPERM;
+    }
     void *map = MAP_FAILED;
-    if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(sfxcard_state))
+    if (st.st_size >= (off_t)sizeof(sfxcard_state))
         map = mmap(NULL, sizeof(sfxcard_state), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (map == MAP_FAILED || memcmp(((sfxcard_state *)map)->magic, SFXCARD_STATE_MAGIC, 8) != 0) {
-        SNDERR("sfxcard: %s is not a card state file; delete it and the card writes a new one", path);
+        SNDERR("sfxcard: %s/state is not a card state file; delete it and the card writes a new one", c->dir);
         if (map != MAP_FAILED)
             munmap(map, sizeof(sfxcard_state));
-        free(path);
         return -EINVAL;
     }
-    free(path);
     c->state = map;
+    return 0;
+}
+
+/* Opens the state directory, creating it (0700) if missing, and checks that it is private. */
+static int open_directory(card *c, const char *dir)
+{
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+        int err = -errno;
+        SNDERR("sfxcard: cannot create the state directory %s (%s); choose a writable place", dir, strerror(errno));
+        return err;
+    }
+    c->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (c->dir_fd < 0) {
+        int err = -errno;
+        if (errno == ELOOP || errno == ENOTDIR)
+            SNDERR("sfxcard: the state directory %s is a symbolic link or not a directory; "
+                   "give a directory of your own", dir);
+        else
+            SNDERR("sfxcard: cannot open the state directory %s (%s)", dir, strerror(errno));
+        return err;
+    }
+    struct stat st;
+    if (fstat(c->dir_fd, &st) < 0)
+        return -errno;
+    const char *problem = not_private(&st, S_IFDIR);
+    if (problem) {
+        SNDERR("sfxcard: the state directory %s %s; give a directory of your own that only you can "
+               "write (mode 700)", dir, problem);
+        return -EPERM;
+    }
     return 0;
 }
 
@@ -122,14 +164,13 @@ int card_open(card *c, const char *dir)
 {
     memset(c, 0, sizeof *c);
     c->log_fd = -1;
-    if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
-        SNDERR("sfxcard: cannot create the state directory %s (%s)", dir, strerror(errno));
-        return -errno;
-    }
+    c->dir_fd = -1;
     c->dir = strdup(dir);
     if (!c->dir)
         return -ENOMEM;
-    int err = map_state(c);
+    int err = open_directory(c, dir);
+    if (err >= 0)
+        err = map_state(c);
     if (err < 0) {
         card_close(c);
         return err;
@@ -138,22 +179,33 @@ int card_open(card *c, const char *dir)
         card_close(c);
         return -ENODEV;
     }
-    char *log_path = join(dir, "events.log");
-    if (!log_path) {
-        card_close(c);
-        return -ENOMEM;
-    }
-    c->log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    /* O_NONBLOCK: opening a FIFO left in the directory must not hang the client. */
+    c->log_fd = openat(c->dir_fd, "events.log", O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
     if (c->log_fd < 0) {
         err = -errno;
-        SNDERR("sfxcard: cannot open %s (%s); make the directory writable", log_path, strerror(errno));
-        free(log_path);
+        if (errno == ELOOP)
+            SNDERR("sfxcard: %s/events.log is a symbolic link; delete it", dir);
+        else
+            SNDERR("sfxcard: cannot open %s/events.log (%s); make the directory writable", dir, strerror(errno));
         card_close(c);
         return err;
     }
-    free(log_path);
+    struct stat st;
+    const char *problem = fstat(c->log_fd, &st) < 0 ? "cannot be examined" : not_private(&st, S_IFREG);
+    if (problem) {
+        SNDERR("sfxcard: %s/events.log %s; delete it", dir, problem);
+        card_close(c);
+        return -EPERM;
+    }
+    fcntl(c->log_fd, F_SETFL, O_APPEND);
     c->log_flushed_ns = card_now_ns();
     return 0;
+}
+
+int card_create_file(card *c, const char *name)
+{
+    int fd = openat(c->dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    return fd < 0 ? -errno : fd;
 }
 
 void card_close(card *c)
@@ -161,11 +213,14 @@ void card_close(card *c)
     card_log_flush(c);
     if (c->log_fd >= 0)
         close(c->log_fd);
+    if (c->dir_fd >= 0)
+        close(c->dir_fd);
     if (c->state)
         munmap(c->state, sizeof(sfxcard_state));
     free(c->dir);
     memset(c, 0, sizeof *c);
     c->log_fd = -1;
+    c->dir_fd = -1;
 }
 
 void card_log_flush(card *c)

@@ -20,6 +20,7 @@
 /** One plugin instance's view of the card. */
 typedef struct card {
     char *dir;                  /* the state directory */
+    int dir_fd;                 /* the directory, opened once checked: every file is opened at it */
     sfxcard_state *state;       /* MAP_SHARED mapping of <dir>/state */
     int log_fd;                 /* <dir>/events.log, O_APPEND */
     size_t log_used;
@@ -31,11 +32,20 @@ typedef struct card {
 uint64_t card_now_ns(void);
 
 /**
- * Opens the card in `dir`: creates the directory and a default state file if missing, maps
- * the state and opens the log. Returns 0, -ENODEV while the card is unplugged, or another
- * negative errno after printing one line naming the problem.
+ * Opens the card in `dir`: creates the directory (0700) and a default state file if missing,
+ * maps the state and opens the log. The directory must be private (a directory, not a symbolic
+ * link, owned by this process's user, writable by no one else) and so must the state file (a
+ * regular file of at least the mapped size); no file in it is opened through a symbolic link.
+ * Returns 0, -ENODEV while the card is unplugged, or another negative errno after printing one
+ * line naming the problem.
  */
 int card_open(card *c, const char *dir);
+/**
+ * Opens `name` in the card's directory for writing, created anew (O_EXCL, 0600, never through a
+ * symbolic link). Returns the descriptor or -errno.
+ */
+int card_create_file(card *c, const char *name);
+
 /** Flushes the log and releases everything card_open acquired. */
 void card_close(card *c);
 

@@ -235,11 +235,11 @@ static void open_recording(sfx_pcm *p)
         else
             snprintf(name, sizeof name, "playback-%d.wav", n);
         snprintf(path, sizeof path, "%s/%s", p->card.dir, name);
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        int fd = card_create_file(&p->card, name);   /* 0600, never through a symbolic link */
+        if (fd == -EEXIST)
+            continue;
         if (fd < 0) {
-            if (errno == EEXIST)
-                continue;
-            SNDERR("sfxcard: cannot create %s (%s); nothing will be recorded", path, strerror(errno));
+            SNDERR("sfxcard: cannot create %s (%s); nothing will be recorded", path, strerror(-fd));
             return;
         }
         SF_INFO info = { .samplerate = (int)p->io.rate, .channels = (int)p->io.channels,
@@ -711,6 +711,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sfxcard)
         return -ENOMEM;
     p->timer_fd = -1;
     p->card.log_fd = -1;
+    p->card.dir_fd = -1;
     p->boundary = 1;   /* the position is 0 until hw_params sets the real boundary */
     p->record = 1;
     p->onset_threshold = 0.001;

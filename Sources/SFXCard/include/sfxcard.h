@@ -13,17 +13,21 @@
  *     </usr/share/alsa/alsa.conf>
  *     pcm_type.sfxcard { lib "/abs/path/libsfxcard.so" }
  *     ctl_type.sfxcard { lib "/abs/path/libsfxcard.so" }
- *     pcm.sfxcard { type sfxcard dir "/tmp/card" }
- *     ctl.sfxcard { type sfxcard dir "/tmp/card" }
+ *     pcm.sfxcard { type sfxcard dir "/run/user/1000/mycard" }
+ *     ctl.sfxcard { type sfxcard dir "/run/user/1000/mycard" }
  *
- * PCM parameters: `dir` (required: the card's state directory, created if missing), `capture`
+ * PCM parameters: `dir` (required: the card's state directory, created 0700 if missing; it must
+ * be private — a directory, not a symbolic link, owned by the user, writable by no one else —
+ * or the open fails), `capture`
  * (a sound file libsndfile reads, played into capture streams; silence without it), `loop`
  * (yes/no: repeat the capture file), `record` (yes/no, default yes: write playback.wav; no
  * spares the disk writes, for CPU measurements), `onset_threshold` (absolute sample value that counts as
  * sound, default 0.001), `onset_silence_ms` (silence that must precede an onset, default 10).
  * The ctl plugin takes `dir` only.
  *
- * Files in the state directory:
+ * Files in the state directory (each created 0600, none ever opened through a symbolic link;
+ * the state file must be a regular file of the user's that no one else can write, at least 64
+ * bytes long, before it is mapped):
  *   state           the layout below, mmap'd MAP_SHARED by every PCM and ctl instance
  *   events.log      one event per line: CLOCK_MONOTONIC nanoseconds, a name, key=value pairs
  *   playback.wav    float32 recording of what reached the DAC (after Master) in the first
