@@ -16,29 +16,37 @@ final class CardState: @unchecked Sendable {
 
     private let base: UnsafeMutableRawPointer
 
-    /// Creates the file with the defaults (connected, Master on at full volume) unless a valid
-    /// one exists, then maps it.
+    /// Creates the file with the defaults (connected, Master on at full volume, 0600) unless one
+    /// is there, then maps it. Only a regular file of the user's that no one else can write, at
+    /// least `size` bytes long, is mapped (a mapping past a file's end is SIGBUS); a symbolic
+    /// link is refused.
     init(url: URL) throws {
         let path = url.path
-        if !FileManager.default.fileExists(atPath: path) {
-            var bytes = [UInt8](repeating: 0, count: CardState.size)
-            bytes.replaceSubrange(0..<8, with: CardState.magic)
-            for (field, value) in [(Field.version, 1), (.size, CardState.size), (.masterSwitch, 1), (.masterVolume, 100)] {
-                withUnsafeBytes(of: UInt32(value).littleEndian) { bytes.replaceSubrange(field.rawValue..<field.rawValue + 4, with: $0) }
-            }
-            do {
-                try Data(bytes).write(to: url, options: .atomic)
-            } catch {
-                throw CardError("cannot write the card state \(path) (\(error.localizedDescription)); choose a writable directory")
-            }
+        var bytes = [UInt8](repeating: 0, count: CardState.size)
+        bytes.replaceSubrange(0..<8, with: CardState.magic)
+        for (field, value) in [(Field.version, 1), (.size, CardState.size), (.masterSwitch, 1), (.masterVolume, 100)] {
+            withUnsafeBytes(of: UInt32(value).littleEndian) { bytes.replaceSubrange(field.rawValue..<field.rawValue + 4, with: $0) }
         }
-        let fd = open(path, O_RDWR | O_CLOEXEC)
+        var fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        if fd < 0 && errno == ENOENT {
+            try PrivateFile.createIfMissing(url, with: Data(bytes))
+            fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        }
         guard fd >= 0 else {
-            throw CardError("cannot open the card state \(path) (\(String(cString: strerror(errno)))); make it readable and writable")
+            if errno == ELOOP {
+                throw CardError("the card state \(path) is a symbolic link; delete it and the card writes a new one")
+            }
+            throw CardError("cannot open the card state \(path) (\(errnoName())); make it readable and writable")
         }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_size >= CardState.size,
+        guard fstat(fd, &info) == 0 else {
+            throw CardError("cannot examine the card state \(path) (\(errnoName())); delete it and the card writes a new one")
+        }
+        if let problem = CardDirectory.problem(with: info, type: S_IFREG) {
+            throw CardError("the card state \(path) \(problem); delete it and the card writes a new one")
+        }
+        guard info.st_size >= CardState.size,
               let map = mmap(nil, CardState.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), map != MAP_FAILED
         else {
             throw CardError("\(path) is not a card state file; delete it and the card writes a new one")

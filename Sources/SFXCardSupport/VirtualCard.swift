@@ -8,7 +8,7 @@ import Foundation
 /// control, and timed in an event log; capture plays a sound file in real time; the mixer has a
 /// Master switch and volume; faults (xruns, unplugging) come on request.
 ///
-///     let card = try VirtualCard()                 // a fresh temporary directory
+///     let card = try VirtualCard()                 // a fresh private directory (mkdtemp, 0700)
 ///     card.makeCurrent()                           // this process's ALSA now sees the card
 ///     // … open "sfxcard" with alsa-lib (or "default"), play …
 ///     let played = try WAVAudio(contentsOf: card.recordingURL)
@@ -49,9 +49,10 @@ public struct VirtualCard: Sendable {
 
     private let state: CardState
 
-    /// Sets the card up in `directory` (created if needed; a new temporary directory when nil):
-    /// writes the state file (connected, Master on at full volume) unless one is there, and the
-    /// configuration.
+    /// Sets the card up in `directory` (created 0700 if needed; a new mkdtemp directory in $TMPDIR
+    /// when nil): writes the state file (connected, Master on at full volume) unless one is there,
+    /// and the configuration. The directory must be private — see `CardDirectory` — or this
+    /// throws, naming it and the fix; every file the card makes in it is 0600.
     ///
     /// - Parameters:
     ///   - captureSource: a sound file (any format libsndfile reads) played into capture
@@ -65,32 +66,31 @@ public struct VirtualCard: Sendable {
     public init(directory: URL? = nil, captureSource: URL? = nil, loopCapture: Bool = false,
                 onsetThreshold: Double = 0.001, onsetSilenceMilliseconds: Int = 10, record: Bool = true,
                 plugin: URL? = nil) throws {
-        let directory = directory ?? FileManager.default.temporaryDirectory
-            .appending(path: "sfxcard-\(UUID().uuidString)", directoryHint: .isDirectory)
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw CardError("cannot create the card directory \(directory.path) (\(error.localizedDescription)); choose a writable one")
-        }
         if let captureSource, !FileManager.default.isReadableFile(atPath: captureSource.path) {
             throw CardError("capture source \(captureSource.path) cannot be read; give an existing sound file")
         }
         guard (0...1).contains(onsetThreshold), onsetSilenceMilliseconds >= 0 else {
             throw CardError("onset threshold \(onsetThreshold) or silence \(onsetSilenceMilliseconds) ms is out of range; use 0…1 and 0 ms or more")
         }
+        let pluginURL = try plugin ?? VirtualCard.locatePlugin()
+        let made = directory == nil
+        let directory = try directory.map { try CardDirectory.prepare($0); return $0 } ?? CardDirectory.makeTemporary()
+        let state: CardState
+        do {
+            state = try CardState(url: directory.appending(path: "state"))
+            let text = VirtualCard.configuration(plugin: pluginURL, directory: directory, captureSource: captureSource,
+                                                 loop: loopCapture, onsetThreshold: onsetThreshold,
+                                                 onsetSilenceMilliseconds: onsetSilenceMilliseconds, record: record)
+            try PrivateFile.replace(directory.appending(path: "asound.conf"), with: Data(text.utf8))
+        } catch {
+            if made { try? FileManager.default.removeItem(at: directory) }
+            throw error
+        }
         self.directory = directory
-        self.pluginURL = try plugin ?? VirtualCard.locatePlugin()
+        self.pluginURL = pluginURL
         self.captureSource = captureSource
         self.loopCapture = loopCapture
-        self.state = try CardState(url: directory.appending(path: "state"))
-        let text = VirtualCard.configuration(plugin: pluginURL, directory: directory, captureSource: captureSource,
-                                             loop: loopCapture, onsetThreshold: onsetThreshold,
-                                             onsetSilenceMilliseconds: onsetSilenceMilliseconds, record: record)
-        do {
-            try Data(text.utf8).write(to: configURL, options: .atomic)
-        } catch {
-            throw CardError("cannot write \(configURL.path) (\(error.localizedDescription)); choose a writable directory")
-        }
+        self.state = state
     }
 
     // MARK: Names and files
@@ -133,13 +133,8 @@ public struct VirtualCard: Sendable {
 
     /// The events logged so far, in timestamp order.
     public func events() throws -> [CardEvent] {
-        guard FileManager.default.fileExists(atPath: eventsURL.path) else { return [] }
-        let text: String
-        do {
-            text = try String(contentsOf: eventsURL, encoding: .utf8)
-        } catch {
-            throw CardError("cannot read \(eventsURL.path) (\(error.localizedDescription)); check the card directory")
-        }
+        guard let data = try PrivateFile.read(eventsURL) else { return [] }
+        let text = String(decoding: data, as: UTF8.self)
         let events = try text.split(separator: "\n").map(CardEvent.init(line:))
         return events.enumerated().sorted { ($0.element.nanoseconds, $0.offset) < ($1.element.nanoseconds, $1.offset) }.map(\.element)
     }
@@ -196,34 +191,44 @@ public struct VirtualCard: Sendable {
 
     // MARK: Finding the plugin
 
-    /// Where `libsfxcard.so` is: $SFXCARD_PLUGIN; else `libsfxcard.so` or `.build/{debug,release}/`
-    /// in the running executable's directory or any directory above it; else
-    /// `.build/{debug,release}/` of the package this file was built from.
-    public static func locatePlugin() throws -> URL {
-        let fileManager = FileManager.default
-        if let path = ProcessInfo.processInfo.environment["SFXCARD_PLUGIN"], !path.isEmpty {
-            guard fileManager.fileExists(atPath: path) else {
+    /// Where `libsfxcard.so` is, relative to the running program and never to where it was built
+    /// (a copied or installed program must not load a library from its build directory, where
+    /// someone else might put one):
+    /// 1. `$SFXCARD_PLUGIN`, when set;
+    /// 2. `libsfxcard.so` beside the executable — SwiftPM builds it there (`.build/debug/sfx`
+    ///    finds `.build/debug/libsfxcard.so`; test bundles run from the same directory);
+    /// 3. `<prefix>/lib/sfx/libsfxcard.so` for an executable installed as `<prefix>/bin/sfx`.
+    ///
+    /// A candidate found by 2 or 3 is used only when it, and each directory between it and the
+    /// executable's directory or prefix, belongs to the user or root and is not writable by
+    /// others; otherwise this throws, naming the file.
+    public static func locatePlugin(executablePath: String? = currentExecutable(),
+                                    environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URL {
+        if let path = environment["SFXCARD_PLUGIN"], !path.isEmpty {
+            guard FileManager.default.fileExists(atPath: path) else {
                 throw CardError("SFXCARD_PLUGIN names \(path), which does not exist; point it at libsfxcard.so or unset it")
             }
             return URL(filePath: path)
         }
-        var roots: [URL] = []
-        if let executable = try? fileManager.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            var dir = URL(filePath: executable).deletingLastPathComponent()
-            while dir.path != "/" {
-                roots.append(dir)
-                dir = dir.deletingLastPathComponent()
+        guard let executablePath else {
+            throw CardError("libsfxcard.so cannot be searched for: the running program's path is unknown; set SFXCARD_PLUGIN to the library")
+        }
+        let programDirectory = URL(filePath: executablePath).deletingLastPathComponent().standardizedFileURL
+        let prefix = programDirectory.deletingLastPathComponent()
+        let candidates = [(programDirectory.appending(path: "libsfxcard.so"), programDirectory),
+                          (prefix.appending(path: "lib/sfx/libsfxcard.so"), prefix)]
+        for (candidate, anchor) in candidates where FileManager.default.fileExists(atPath: candidate.path) {
+            if let problem = TrustedPath.problem(candidate, below: anchor) {
+                throw CardError("\(problem), so the virtual card's plugin is not loaded from there; remove it, or set SFXCARD_PLUGIN to a libsfxcard.so of your own")
             }
+            return candidate
         }
-        let packageRoot = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        var candidates = roots.map { $0.appending(path: "libsfxcard.so") }
-        for root in roots + [packageRoot] {
-            candidates += ["debug", "release"].map { root.appending(path: ".build/\($0)/libsfxcard.so") }
-        }
-        if let found = candidates.first(where: { fileManager.fileExists(atPath: $0.path) }) {
-            return found
-        }
-        throw CardError("libsfxcard.so not found next to the program or in \(packageRoot.path)/.build; run `swift build` in the sfx package (or set SFXCARD_PLUGIN to the library)")
+        throw CardError("libsfxcard.so not found beside \(executablePath) or in \(prefix.path)/lib/sfx; build sfx with `swift build` and run the program from .build, install the library there, or set SFXCARD_PLUGIN to it")
+    }
+
+    /// The running executable, from /proc/self/exe.
+    public static func currentExecutable() -> String? {
+        try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
     }
 
     /// CLOCK_MONOTONIC now, in nanoseconds: the card's clock.
@@ -237,10 +242,7 @@ public struct VirtualCard: Sendable {
 
     private func log(_ event: String) {
         let line = "\(VirtualCard.monotonicNanoseconds()) \(event)\n"
-        let fd = open(eventsURL.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o666)
-        guard fd >= 0 else { return }
-        _ = line.withCString { write(fd, $0, strlen($0)) }
-        close(fd)
+        PrivateFile.append(line, to: eventsURL)
     }
 
     private static func configuration(plugin: URL, directory: URL, captureSource: URL?, loop: Bool,

@@ -1,0 +1,119 @@
+import Foundation
+import Glibc
+
+/// Where a virtual card lives: a directory that only its user can write.
+///
+/// A card's directory holds the ALSA configuration that names the plugin library every client
+/// loads, the state file every client maps, the event log and the recordings. Anyone else who
+/// could write there could make the user's programs load a library of theirs, shorten the state
+/// file under them (SIGBUS), or turn the log into a symbolic link to one of the user's files. So
+/// a card directory must be *private*: a directory, not a symbolic link, owned by this process's
+/// (effective) user, with no group or other write permission. The plugin checks the same when it
+/// opens the card, and opens nothing in it through a symbolic link.
+///
+///     let dir = try CardDirectory.forUser()          // $XDG_RUNTIME_DIR/sfx/card, or a fresh mkdtemp one
+///     let card = try VirtualCard(directory: dir)
+public enum CardDirectory {
+    /// The card `sfx play` uses on a machine without a sound card.
+    ///
+    /// With `XDG_RUNTIME_DIR` set (an absolute path; the directory must be private itself) it is
+    /// `$XDG_RUNTIME_DIR/sfx/card`, created 0700 and kept from run to run, so a user finds the
+    /// last recording in the same place. Without it, a fresh directory made by mkdtemp (0700):
+    /// `$TMPDIR/sfx-card-XXXXXX` (`/tmp` when TMPDIR is unset). An existing directory that is
+    /// not private is refused, never used or changed.
+    public static func forUser(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URL {
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            let base = URL(filePath: runtime, directoryHint: .isDirectory)
+            try verify(base, role: "XDG_RUNTIME_DIR",
+                       fix: "fix its owner and mode (chmod 700) or unset XDG_RUNTIME_DIR")
+            let sfx = base.appending(path: "sfx", directoryHint: .isDirectory)
+            try make(sfx)
+            let card = sfx.appending(path: "card", directoryHint: .isDirectory)
+            try make(card)
+            return card
+        }
+        return try makeTemporary(prefix: "sfx-card-", environment: environment)
+    }
+
+    /// Creates `url` (0700; missing parents with the default mode) unless it exists, then checks
+    /// that it is private: throws, naming the directory and the fix, when it is not.
+    public static func prepare(_ url: URL) throws {
+        let parent = url.deletingLastPathComponent()
+        if !FileManager.default.fileExists(atPath: parent.path) {
+            do {
+                try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
+            } catch {
+                throw CardError("cannot create the card directory's parent \(parent.path) (\(error.localizedDescription)); choose a writable place")
+            }
+        }
+        try make(url)
+    }
+
+    /// A new private directory `<TMPDIR or /tmp>/<prefix>XXXXXX`, made by mkdtemp (mode 0700).
+    public static func makeTemporary(prefix: String = "sfxcard-",
+                                     environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URL {
+        let base = environment["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        var template = Array((base.hasSuffix("/") ? base : base + "/").utf8CString.dropLast())
+        template += Array("\(prefix)XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
+        guard made else {
+            throw CardError("cannot make a card directory in \(base) (\(errnoName())); set TMPDIR to a writable directory")
+        }
+        let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let url = URL(filePath: path, directoryHint: .isDirectory)
+        try verify(url, role: "the card directory", fix: "set TMPDIR to a directory of your own")
+        return url
+    }
+
+    /// Throws unless `url` is private: a directory (lstat: not a symbolic link), owned by this
+    /// process's user, not writable by group or others.
+    public static func verify(_ url: URL) throws {
+        try verify(url, role: "the card directory",
+                   fix: "give a directory of your own that only you can write (chmod 700), or remove it")
+    }
+
+    // MARK: Private
+
+    /// mkdir 0700, accepting one that exists, then `verify`.
+    private static func make(_ url: URL) throws {
+        if mkdir(url.path, 0o700) != 0 && errno != EEXIST {
+            throw CardError("cannot create the card directory \(url.path) (\(errnoName())); choose a writable place")
+        }
+        try verify(url)
+    }
+
+    private static func verify(_ url: URL, role: String, fix: String) throws {
+        var info = stat()
+        guard lstat(url.path, &info) == 0 else {
+            throw CardError("\(role) \(url.path) cannot be examined (\(errnoName())); \(fix)")
+        }
+        if let problem = problem(with: info, type: S_IFDIR) {
+            throw CardError("\(role) \(url.path) \(problem); \(fix)")
+        }
+    }
+
+    /// Why `info` is not the user's own private file of `type`, or nil when it is.
+    static func problem(with info: stat, type: mode_t) -> String? {
+        switch info.st_mode & S_IFMT {
+        case type: break
+        case S_IFLNK: return "is a symbolic link"
+        default: return type == S_IFDIR ? "is not a directory" : "is not a regular file"
+        }
+        if info.st_uid != geteuid() {
+            return "belongs to uid \(info.st_uid), not to you (uid \(geteuid()))"
+        }
+        if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
+            return "is writable by other users (mode \(String(info.st_mode & 0o7777, radix: 8)))"
+        }
+        return nil
+    }
+}
+
+/// The name and text of the current errno, e.g. "ELOOP: Too many levels of symbolic links".
+func errnoName(_ code: Int32 = errno) -> String {
+    let names: [Int32: String] = [ENOENT: "ENOENT", EACCES: "EACCES", EPERM: "EPERM", EEXIST: "EEXIST",
+                                  ELOOP: "ELOOP", ENOTDIR: "ENOTDIR", EISDIR: "EISDIR", ENOSPC: "ENOSPC",
+                                  EROFS: "EROFS", EINVAL: "EINVAL"]
+    let text = String(cString: strerror(code))
+    return names[code].map { "\($0): \(text)" } ?? text
+}

@@ -1,0 +1,148 @@
+import Foundation
+import SFXCardSupport
+import XCTest
+
+/// Where a card lives (`CardDirectory`) and where its plugin is loaded from
+/// (`VirtualCard.locatePlugin`): private directories only, and only places relative to the
+/// running program, never where it was built.
+final class CardDirectoryTests: XCTestCase {
+    static let nobody: uid_t = 65_534
+    var scratch: URL!
+
+    override func setUpWithError() throws {
+        scratch = FileManager.default.temporaryDirectory.appending(path: "sfxcard-dir-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        if let scratch { try? FileManager.default.removeItem(at: scratch) }
+    }
+
+    func mode(_ url: URL) -> mode_t {
+        var info = stat()
+        XCTAssertEqual(lstat(url.path, &info), 0, url.path)
+        return info.st_mode & 0o7777
+    }
+
+    /// Creates an empty file (and its parent directories).
+    func touch(_ relative: String) throws -> URL {
+        let url = scratch.appending(path: relative)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data().write(to: url)
+        return url
+    }
+
+    // MARK: The user's card directory
+
+    func testTheRuntimeDirectoryHoldsAPrivateCardThatIsKept() throws {
+        let runtime = scratch.appending(path: "run")
+        XCTAssertEqual(mkdir(runtime.path, 0o700), 0)
+        let environment = ["XDG_RUNTIME_DIR": runtime.path]
+        let first = try CardDirectory.forUser(environment: environment)
+        XCTAssertEqual(first.standardizedFileURL.path, runtime.appending(path: "sfx/card").path)
+        XCTAssertEqual(mode(runtime.appending(path: "sfx")), 0o700)
+        XCTAssertEqual(mode(first), 0o700)
+        XCTAssertEqual(try CardDirectory.forUser(environment: environment).path, first.path, "the same place each run")
+    }
+
+    func testAnExistingCardDirectoryOfAnotherUserIsRefusedWithTheFix() throws {
+        let card = scratch.appending(path: "run/sfx/card")
+        try FileManager.default.createDirectory(at: card, withIntermediateDirectories: true)
+        XCTAssertEqual(chown(card.path, Self.nobody, Self.nobody), 0)
+        XCTAssertThrowsError(try CardDirectory.forUser(environment: ["XDG_RUNTIME_DIR": scratch.appending(path: "run").path])) { error in
+            let line = "\(error)"
+            XCTAssertTrue(line.contains(card.path) && line.contains("uid 65534") && line.contains("chmod 700"), line)
+            XCTAssertFalse(line.contains("\n"), line)
+        }
+    }
+
+    func testASymlinkedCardDirectoryIsRefused() throws {
+        let run = scratch.appending(path: "run")
+        let mine = scratch.appending(path: "elsewhere")
+        try FileManager.default.createDirectory(at: run.appending(path: "sfx"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: mine, withIntermediateDirectories: true)
+        XCTAssertEqual(symlink(mine.path, run.appending(path: "sfx/card").path), 0)
+        XCTAssertThrowsError(try CardDirectory.forUser(environment: ["XDG_RUNTIME_DIR": run.path])) { error in
+            XCTAssertTrue("\(error)".contains("symbolic link"), "\(error)")
+        }
+    }
+
+    func testARuntimeDirectoryOthersCanWriteIsRefused() throws {
+        let run = scratch.appending(path: "run")
+        XCTAssertEqual(mkdir(run.path, 0o777), 0)
+        XCTAssertEqual(chmod(run.path, 0o777), 0)
+        XCTAssertThrowsError(try CardDirectory.forUser(environment: ["XDG_RUNTIME_DIR": run.path])) { error in
+            XCTAssertTrue("\(error)".contains("XDG_RUNTIME_DIR") && "\(error)".contains("writable by other users"), "\(error)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: run.appending(path: "sfx").path), "nothing was made in it")
+    }
+
+    func testWithoutARuntimeDirectoryEachCardIsAFreshPrivateTemporaryDirectory() throws {
+        let environment = ["TMPDIR": scratch.path]
+        let first = try CardDirectory.forUser(environment: environment)
+        let second = try CardDirectory.forUser(environment: environment)
+        XCTAssertNotEqual(first, second)
+        for made in [first, second] {
+            XCTAssertEqual(made.deletingLastPathComponent().standardizedFileURL.path, scratch.standardizedFileURL.path)
+            XCTAssertTrue(made.lastPathComponent.hasPrefix("sfx-card-"), made.path)
+            XCTAssertEqual(mode(made), 0o700)
+        }
+        XCTAssertThrowsError(try CardDirectory.forUser(environment: ["XDG_RUNTIME_DIR": "relative/path", "TMPDIR": "/nonexistent"]),
+                             "a relative XDG_RUNTIME_DIR is ignored; the temporary directory is then required")
+    }
+
+    func testADefaultCardIsAFreshPrivateTemporaryDirectory() throws {
+        setenv("TMPDIR", scratch.path, 1)
+        defer { unsetenv("TMPDIR") }
+        let card = try VirtualCard()
+        XCTAssertEqual(card.directory.deletingLastPathComponent().standardizedFileURL.path, scratch.standardizedFileURL.path)
+        XCTAssertEqual(mode(card.directory), 0o700)
+        try card.remove()
+    }
+
+    // MARK: Where the plugin comes from
+
+    func testACopiedProgramFindsNoPluginAboveItOrWhereItWasBuilt() throws {
+        // Planted where the old upward search looked: above the program, and in a .build above it.
+        _ = try touch("libsfxcard.so")
+        _ = try touch(".build/debug/libsfxcard.so")
+        _ = try touch("Package.swift")
+        let program = try touch("copy/sfx").path
+        XCTAssertThrowsError(try VirtualCard.locatePlugin(executablePath: program, environment: [:])) { error in
+            XCTAssertTrue("\(error)".contains("libsfxcard.so not found beside \(program)"), "\(error)")
+            XCTAssertTrue("\(error)".contains("SFXCARD_PLUGIN"), "\(error)")
+        }
+    }
+
+    func testThePluginBesideTheProgramOrInAnInstalledPrefixIsFound() throws {
+        let beside = try touch("build/libsfxcard.so")
+        XCTAssertEqual(try VirtualCard.locatePlugin(executablePath: try touch("build/sfx").path, environment: [:]).path,
+                       beside.path)
+        let installed = try touch("prefix/lib/sfx/libsfxcard.so")
+        XCTAssertEqual(try VirtualCard.locatePlugin(executablePath: try touch("prefix/bin/sfx").path, environment: [:]).path,
+                       installed.path)
+        let chosen = try touch("mine/libsfxcard.so")
+        XCTAssertEqual(try VirtualCard.locatePlugin(executablePath: nil, environment: ["SFXCARD_PLUGIN": chosen.path]), chosen)
+    }
+
+    func testAnInstalledPluginAnotherUserControlsIsRefused() throws {
+        let program = try touch("prefix/bin/sfx").path
+        let plugin = try touch("prefix/lib/sfx/libsfxcard.so")
+        let lib = scratch.appending(path: "prefix/lib")
+        XCTAssertEqual(chown(lib.path, Self.nobody, Self.nobody), 0)
+        XCTAssertThrowsError(try VirtualCard.locatePlugin(executablePath: program, environment: [:])) { error in
+            XCTAssertTrue("\(error)".contains("\(lib.path) belongs to uid 65534"), "\(error)")
+        }
+        XCTAssertEqual(chown(lib.path, 0, 0), 0)
+        XCTAssertEqual(chmod(plugin.path, 0o666), 0)
+        XCTAssertThrowsError(try VirtualCard.locatePlugin(executablePath: program, environment: [:])) { error in
+            XCTAssertTrue("\(error)".contains("\(plugin.path) is writable by every user"), "\(error)")
+        }
+    }
+
+    func testTheTestBundleFindsThePluginBuiltBesideIt() throws {
+        let executable = try XCTUnwrap(VirtualCard.currentExecutable())
+        let plugin = try VirtualCard.locatePlugin(environment: [:])
+        XCTAssertEqual(plugin.path, URL(filePath: executable).deletingLastPathComponent().appending(path: "libsfxcard.so").path)
+    }
+}
