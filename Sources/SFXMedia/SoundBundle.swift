@@ -7,23 +7,31 @@ import Foundation
 /// let themes = SoundThemeResolver(theme: "sfx", environment: env, extraBaseDirectories: [sounds])
 /// ```
 ///
-/// The first of these that is a directory wins:
+/// The first of these that is a directory wins — all relative to the running program, never to
+/// where sfx was built (a copied or installed program must not read sounds from its build tree,
+/// where someone else might put some):
 /// 1. `$SFX_SOUNDS_DIR`, when set (an error if it is set but not a directory, since the user
 ///    asked for it);
-/// 2. `../share/sfx/sounds` next to the executable's directory (an installed `sfx`; the
-///    executable is found through /proc/self/exe);
-/// 3. a `Sounds/` beside a `Package.swift`, walking up from the executable's directory (so
-///    `.build/debug/sfx` in a checkout finds the repository's Sounds/);
-/// 4. the same walk up from this source file's location (tests and tools run from elsewhere).
+/// 2. `../share/sfx/sounds` next to the executable's directory (an installed `<prefix>/bin/sfx`;
+///    the executable is found through /proc/self/exe);
+/// 3. the `Sounds/` of the SwiftPM package the executable was built in, when the executable
+///    lives in that package's build directory: `<package>/.build/<configuration>/sfx` or
+///    `<package>/.build/<triple>/<configuration>/sfx` with a `Package.swift` in `<package>`
+///    (so `.build/debug/sfx`, and tests run from `.build`, find the checkout's sounds);
+/// 4. only when a caller passes `sourcePath`: a `Sounds/` beside a `Package.swift`, walking up
+///    from that file's directory.
+///
+/// A directory found by 2 or 3 is used only when it and every directory between it and the
+/// prefix or package belong to the user or root and are not writable by every user.
 public enum SoundBundle {
     /// The environment variable that overrides the search.
     public static let environmentKey = "SFX_SOUNDS_DIR"
 
-    /// Locates the bundled sounds directory. `executablePath` and `sourcePath` default to this
-    /// process's executable and this source file; tests pass their own.
+    /// Locates the bundled sounds directory. `executablePath` defaults to this process's
+    /// executable; tests pass their own.
     public static func locate(environment: [String: String] = ProcessInfo.processInfo.environment,
                               executablePath: String? = currentExecutable(),
-                              sourcePath: String = thisFile) throws -> String {
+                              sourcePath: String? = nil) throws -> String {
         if let override = environment[environmentKey], !override.isEmpty {
             guard isDirectory(override) else {
                 throw MediaError(.failed(detail: "\(environmentKey) names no directory; point it at the directory holding sfx's sounds or unset it"),
@@ -33,13 +41,19 @@ public enum SoundBundle {
         }
         var searched: [String] = []
         if let executablePath {
-            let executableDirectory = URL(filePath: executablePath).deletingLastPathComponent()
-            let installed = executableDirectory.appending(path: "../share/sfx/sounds").standardizedFileURL.path
+            let executableDirectory = URL(filePath: executablePath).deletingLastPathComponent().standardizedFileURL
+            let prefix = executableDirectory.deletingLastPathComponent()
+            let installed = prefix.appending(path: "share/sfx/sounds").standardizedFileURL.path
             searched.append(installed)
-            if isDirectory(installed) { return installed }
-            if let found = repositorySounds(above: executableDirectory, searched: &searched) { return found }
+            if isDirectory(installed) { return try trusted(installed, below: prefix.path) }
+            if let package = buildPackage(of: executableDirectory) {
+                let sounds = package.appending(path: "Sounds").path
+                searched.append(sounds)
+                if isDirectory(sounds) { return try trusted(sounds, below: package.path) }
+            }
         }
-        if let found = repositorySounds(above: URL(filePath: sourcePath).deletingLastPathComponent(), searched: &searched) {
+        if let sourcePath,
+           let found = repositorySounds(above: URL(filePath: sourcePath).deletingLastPathComponent(), searched: &searched) {
             return found
         }
         throw MediaError(.soundsDirectoryNotFound(searched: searched), subject: "sfx")
@@ -50,8 +64,44 @@ public enum SoundBundle {
         try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
     }
 
-    /// This file's path when it was compiled.
-    public static let thisFile: String = #filePath
+    /// The package whose SwiftPM build directory holds `directory`: `<package>/.build/<x>` or
+    /// `<package>/.build/<x>/<y>`, with a Package.swift in `<package>`.
+    private static func buildPackage(of directory: URL) -> URL? {
+        let up1 = directory.deletingLastPathComponent(), up2 = up1.deletingLastPathComponent()
+        for build in [up1, up2] where build.lastPathComponent == ".build" {
+            let package = build.deletingLastPathComponent()
+            if FileManager.default.fileExists(atPath: package.appending(path: "Package.swift").path) {
+                return package
+            }
+        }
+        return nil
+    }
+
+    /// `path` when it and each directory between it and `anchor` belong to the user or root and
+    /// are not writable by every user; an error naming the first that fails otherwise.
+    private static func trusted(_ path: String, below anchor: String) throws -> String {
+        let anchor = URL(filePath: anchor).standardizedFileURL.path
+        var current = URL(filePath: path).standardizedFileURL
+        while current.path != anchor && current.path != "/" {
+            var info = stat()
+            let problem: String?
+            if stat(current.path, &info) != 0 {
+                problem = "cannot be examined"
+            } else if info.st_uid != geteuid() && info.st_uid != 0 {
+                problem = "belongs to uid \(info.st_uid), neither you nor root"
+            } else if info.st_mode & S_IWOTH != 0 {
+                problem = "is writable by every user"
+            } else {
+                problem = nil
+            }
+            if let problem {
+                throw MediaError(.failed(detail: "\(problem), so sfx does not take its sounds from there; remove it, or set \(environmentKey) to a sounds directory of your own"),
+                                 subject: current.path)
+            }
+            current = current.deletingLastPathComponent()
+        }
+        return path
+    }
 
     /// Walks from `start` up to `/`, returning the first `Sounds/` that sits beside a `Package.swift`.
     private static func repositorySounds(above start: URL, searched: inout [String]) -> String? {
