@@ -19,18 +19,22 @@ enum VirtualCardFallback {
         return DeviceList.hasSoundCard ? nil : "no sound card here"
     }
 
-    /// The card to use, or nil when `reason` gives none.
+    /// The card to use, or nil when `reason` gives none. It lives in a private directory (see
+    /// `CardDirectory.forUser`): `$XDG_RUNTIME_DIR/sfx/card`, whose last recording and log are
+    /// cleared at each run, or a fresh mkdtemp directory in $TMPDIR; never at a fixed path in a
+    /// directory others can write.
     static func engage(deviceGiven: Bool) throws -> (card: VirtualCard, reason: String)? {
         guard let reason = reason(deviceGiven: deviceGiven) else { return nil }
-        let directory = FileManager.default.temporaryDirectory.appending(path: "sfx-card-\(getuid())")
-        // Each run's recording starts afresh.
-        for old in (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
-        where old.lastPathComponent.hasPrefix("playback") || old.lastPathComponent == "events.log" {
-            try? FileManager.default.removeItem(at: old)
-        }
         let card: VirtualCard
         do {
-            card = try VirtualCard(directory: directory)
+            let plugin = try VirtualCard.locatePlugin()   // first: a failure leaves no directory behind
+            let directory = try CardDirectory.forUser()
+            // Each run's recording starts afresh (unlink removes a link itself, never its target).
+            for old in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            where old.hasPrefix("playback") || old == "events.log" {
+                unlink(directory.appending(path: old).path)
+            }
+            card = try VirtualCard(directory: directory, plugin: plugin)
         } catch {
             throw Failure("\(reason), and sfx's virtual card is not available (\(error)); pick a device with --device (`sfx devices` lists them)")
         }

@@ -32,6 +32,7 @@ final class CommandLineTests: XCTestCase {
         environment["XDG_STATE_HOME"] = scratch.appending(path: "state").path
         environment["XDG_CONFIG_HOME"] = scratch.appending(path: "config").path
         environment["ALSA_CONFIG_PATH"] = nil
+        environment["XDG_RUNTIME_DIR"] = scratch.path   // the virtual card's directory goes in the scratch
         // The virtual card even where there is a sound card: these tests must not play aloud.
         environment["SFX_VIRTUAL_CARD"] = "1"
         process.environment = environment
