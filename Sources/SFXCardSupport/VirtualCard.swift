@@ -254,6 +254,10 @@ public struct VirtualCard: Sendable {
         return """
         # The sfx virtual sound card. Select it with ALSA_CONFIG_PATH=\(directory.appending(path: "asound.conf").path)
         </usr/share/alsa/alsa.conf>
+        # Only this file decides: the system's and the user's additions (alsa.conf's load hook:
+        # conf.d, asound.conf, ~/.asoundrc), which may make another device the default (as
+        # pipewire-alsa does), are not loaded.
+        @hooks.0.!files [ ]
 
         pcm_type.sfxcard { lib \(quoted(plugin.path)) }
         ctl_type.sfxcard { lib \(quoted(plugin.path)) }
