@@ -40,7 +40,9 @@ import Foundation
 /// `asound.conf` (the configuration), `state` (shared state: fault injection and Master),
 /// `events.log` (see `CardEvent`), `playback.wav` (the first playback configuration's
 /// recording; each later one goes to the next free `playback-2.wav`, `playback-3.wav`… — one
-/// file per hw_params setup, since a WAV holds one rate and channel count).
+/// file per hw_params setup, since a WAV holds one rate and channel count). The directory is
+/// private (see `CardDirectory`); each file is created 0600 and none is opened through a
+/// symbolic link.
 public struct VirtualCard: Sendable {
     public let directory: URL
     public let pluginURL: URL
