@@ -17,22 +17,45 @@ public enum CardDirectory {
     /// The card `sfx play` uses on a machine without a sound card.
     ///
     /// With `XDG_RUNTIME_DIR` set (an absolute path; the directory must be private itself) it is
-    /// `$XDG_RUNTIME_DIR/sfx/card`, created 0700 and kept from run to run, so a user finds the
-    /// last recording in the same place. Without it, a fresh directory made by mkdtemp (0700):
-    /// `$TMPDIR/sfx-card-XXXXXX` (`/tmp` when TMPDIR is unset). An existing directory that is
-    /// not private is refused, never used or changed.
+    /// `$XDG_RUNTIME_DIR/sfx/card`; else, with a home directory, `$XDG_STATE_HOME/sfx/card`
+    /// (default `~/.local/state/sfx/card`). Either is created 0700 and kept from run to run, so
+    /// a user finds the last recording in the same place and runs do not pile up directories.
+    /// Only with neither, a fresh directory made by mkdtemp (0700): `$TMPDIR/sfx-card-XXXXXX`
+    /// (`/tmp` when TMPDIR is unset). An existing directory that is not private is refused,
+    /// never used or changed.
     public static func forUser(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URL {
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
             let base = URL(filePath: runtime, directoryHint: .isDirectory)
             try verify(base, role: "XDG_RUNTIME_DIR",
                        fix: "fix its owner and mode (chmod 700) or unset XDG_RUNTIME_DIR")
-            let sfx = base.appending(path: "sfx", directoryHint: .isDirectory)
-            try make(sfx)
-            let card = sfx.appending(path: "card", directoryHint: .isDirectory)
-            try make(card)
-            return card
+            return try makeCardDirectory(in: base)
+        }
+        if let state = stateHome(environment) {
+            // The home directory is the user's; what sfx makes inside it is checked as it goes.
+            try prepare(state.appending(path: "sfx", directoryHint: .isDirectory))
+            return try makeCardDirectory(in: state)
         }
         return try makeTemporary(prefix: "sfx-card-", environment: environment)
+    }
+
+    /// `<base>/sfx/card`, each level made 0700 and checked private.
+    private static func makeCardDirectory(in base: URL) throws -> URL {
+        let sfx = base.appending(path: "sfx", directoryHint: .isDirectory)
+        try make(sfx)
+        let card = sfx.appending(path: "card", directoryHint: .isDirectory)
+        try make(card)
+        return card
+    }
+
+    /// `$XDG_STATE_HOME`, or `$HOME/.local/state`, when either is an absolute path.
+    private static func stateHome(_ environment: [String: String]) -> URL? {
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            return URL(filePath: state, directoryHint: .isDirectory)
+        }
+        if let home = environment["HOME"], home.hasPrefix("/"), home != "/" {
+            return URL(filePath: home, directoryHint: .isDirectory).appending(path: ".local/state", directoryHint: .isDirectory)
+        }
+        return nil
     }
 
     /// Creates `url` (0700; missing parents with the default mode) unless it exists, then checks

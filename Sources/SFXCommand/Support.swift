@@ -21,8 +21,8 @@ enum VirtualCardFallback {
 
     /// The card to use, or nil when `reason` gives none. It lives in a private directory (see
     /// `CardDirectory.forUser`): `$XDG_RUNTIME_DIR/sfx/card`, whose last recording and log are
-    /// cleared at each run, or a fresh mkdtemp directory in $TMPDIR; never at a fixed path in a
-    /// directory others can write.
+    /// cleared at each run, else `$XDG_STATE_HOME/sfx/card` kept the same way, else a fresh
+    /// mkdtemp directory in $TMPDIR; never at a fixed path in a directory others can write.
     static func engage(deviceGiven: Bool) throws -> (card: VirtualCard, reason: String)? {
         guard let reason = reason(deviceGiven: deviceGiven) else { return nil }
         let card: VirtualCard

@@ -91,6 +91,32 @@ final class CardDirectoryTests: XCTestCase {
                              "a relative XDG_RUNTIME_DIR is ignored; the temporary directory is then required")
     }
 
+    func testWithoutARuntimeDirectoryTheCardIsKeptInTheStateDirectoryNotPiledUpInTmp() throws {
+        let home = scratch.appending(path: "home")
+        XCTAssertEqual(mkdir(home.path, 0o755), 0)
+        let environment = ["HOME": home.path, "TMPDIR": scratch.path]
+        let first = try CardDirectory.forUser(environment: environment)
+        XCTAssertEqual(first.standardizedFileURL.path, home.appending(path: ".local/state/sfx/card").standardizedFileURL.path)
+        XCTAssertEqual(try CardDirectory.forUser(environment: environment).path, first.path, "the same place each run")
+        XCTAssertEqual(mode(first), 0o700)
+        XCTAssertEqual(mode(first.deletingLastPathComponent()), 0o700)
+        let inTmp = try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.hasPrefix("sfx-card-") }
+        XCTAssertEqual(inTmp, [], "nothing made in TMPDIR")
+
+        let state = scratch.appending(path: "state")
+        let chosen = try CardDirectory.forUser(environment: ["XDG_STATE_HOME": state.path, "HOME": home.path])
+        XCTAssertEqual(chosen.standardizedFileURL.path, state.appending(path: "sfx/card").standardizedFileURL.path)
+
+        // Another user's directory in the way is refused, not used.
+        let theirs = scratch.appending(path: "theirs")
+        XCTAssertEqual(mkdir(theirs.path, 0o755), 0)
+        XCTAssertEqual(mkdir(theirs.appending(path: "sfx").path, 0o777), 0)
+        XCTAssertEqual(chmod(theirs.appending(path: "sfx").path, 0o777), 0)
+        XCTAssertThrowsError(try CardDirectory.forUser(environment: ["XDG_STATE_HOME": theirs.path])) { error in
+            XCTAssertTrue("\(error)".contains("writable by other users"), "\(error)")
+        }
+    }
+
     func testADefaultCardIsAFreshPrivateTemporaryDirectory() throws {
         setenv("TMPDIR", scratch.path, 1)
         defer { unsetenv("TMPDIR") }

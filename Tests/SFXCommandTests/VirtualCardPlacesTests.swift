@@ -122,7 +122,8 @@ final class VirtualCardPlacesTests: XCTestCase {
         XCTAssertEqual(played.status, 0, played.stderr)
         let recording = try XCTUnwrap(played.recording, played.stdout)
         XCTAssertFalse(recording.hasPrefix(planted.path), recording)
-        XCTAssertTrue(recording.hasPrefix(scratch.appending(path: "sfx-card-").path), recording)
+        XCTAssertTrue(recording.hasPrefix(scratch.appending(path: "state/sfx/card/").path),
+                      "without XDG_RUNTIME_DIR the card is kept in XDG_STATE_HOME: \(recording)")
         XCTAssertEqual(mode(URL(filePath: recording).deletingLastPathComponent().path), 0o700)
         XCTAssertEqual(try snapshot(planted), before, "the planted directory is untouched")
         XCTAssertEqual(try String(contentsOf: diary, encoding: .utf8), "the victim's own 0600 file\n")
