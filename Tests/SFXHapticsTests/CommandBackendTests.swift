@@ -9,7 +9,7 @@ final class CommandBackendTests: XCTestCase {
     private var directory: TemporaryDirectory!
 
     override func setUpWithError() throws {
-        directory = try TemporaryDirectory()
+        directory = try TemporaryDirectory(removedAfter: self)
     }
 
     private func script(_ name: String, _ body: String) throws -> String {
@@ -70,7 +70,7 @@ final class CommandSignalTests: XCTestCase {
     private var directory: TemporaryDirectory!
 
     override func setUpWithError() throws {
-        directory = try TemporaryDirectory()
+        directory = try TemporaryDirectory(removedAfter: self)
     }
 
     /// A bash script: bash, unlike dash, keeps the signal mask it starts with, as most programs do.
