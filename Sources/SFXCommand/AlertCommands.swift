@@ -122,7 +122,7 @@ enum MuteCommand: Subcommand {
         switch arguments.positionals.first ?? "status" {
         case "on": try flag.set(true)
         case "off": try flag.set(false)
-        case "toggle": try flag.set(!flag.isMuted)
+        case "toggle": try flag.toggle()
         case "status": break
         case let other:
             throw UsageError(message: "unknown action '\(other)': expected on, off, toggle or status", command: spec)
