@@ -1,5 +1,7 @@
 import Foundation
+import Glibc
 import SFX
+import Synchronization
 
 enum AlertCommand: Subcommand {
     static let spec = CommandSpec(
@@ -26,10 +28,11 @@ enum AlertCommand: Subcommand {
         let volume = Float(try arguments.number("volume", in: 0...1) ?? 1)
         let session = try EngineSession(arguments, settings: settings)
         let sound = try SoundArgument(arguments.positionals[0]).load(into: session.engine.library)
-        Vibrator.installSignalCleanup()
+        let interruption = VibrationInterruption { session.engine.stopAll(fade: .milliseconds(30)) }
         let result = session.engine.alert(sound, volume: volume)
         if result.vibrated { session.engine.waitForVibration() }
         session.finish()
+        if let status = interruption.exitStatus() { return status }
         print(result)
         return result.wasNoticed ? 0 : 1
     }
@@ -74,9 +77,10 @@ enum VibrateCommand: Subcommand {
         var haptics = HapticConfiguration()
         settings.apply(to: &haptics)
         let vibrator = try Vibrator(configuration: haptics, backend: settings.hapticBackend)
-        Vibrator.installSignalCleanup()
+        let interruption = VibrationInterruption()
         vibrator.vibrate(pattern)
         vibrator.waitUntilIdle()
+        if let status = interruption.exitStatus() { return status }
         if let error = vibrator.lastError { throw Failure(error.description) }
         vibrator.close()
         return 0
@@ -118,7 +122,7 @@ enum MuteCommand: Subcommand {
         switch arguments.positionals.first ?? "status" {
         case "on": try flag.set(true)
         case "off": try flag.set(false)
-        case "toggle": try flag.set(!flag.isMuted)
+        case "toggle": try flag.toggle()
         case "status": break
         case let other:
             throw UsageError(message: "unknown action '\(other)': expected on, off, toggle or status", command: spec)
@@ -134,6 +138,45 @@ enum MuteCommand: Subcommand {
             print("output mixer (\(device)): unavailable — \(error)")
         }
         return 0
+    }
+}
+
+/// SIGINT and SIGTERM during `alert` and `vibrate`: every vibrator is closed — the actuator off,
+/// a vibration command's process group sent SIGTERM and waited for — and the command then exits
+/// 128 + the signal's number (130, 143), as a shell reports a program the signal ended.
+///
+/// The signal only records itself and starts the cleanup, on a Dispatch queue; the main thread,
+/// woken because the vibration ended, asks `exitStatus()`, which waits for the cleanup to finish.
+/// The exit status does not depend on which thread gets there first.
+final class VibrationInterruption: @unchecked Sendable {
+    private let received = Atomic<Int32>(0)
+    private let cleanedUp = DispatchSemaphore(value: 0)
+    /// Kept alive while the command runs; set once, in init.
+    private var sources: [any DispatchSourceSignal] = []
+
+    /// Handles SIGINT and SIGTERM from now on; `alsoOnInterrupt` runs after the vibrators close.
+    init(alsoOnInterrupt: @escaping @Sendable () -> Void = {}) {
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [self] in
+                guard received.compareExchange(expected: 0, desired: number, ordering: .acquiringAndReleasing).exchanged else { return }
+                Vibrator.closeAll()
+                alsoOnInterrupt()
+                cleanedUp.signal()
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    /// 128 + the signal's number once one arrived (after its cleanup has finished), else nil.
+    func exitStatus() -> Int32? {
+        let number = received.load(ordering: .acquiring)
+        guard number != 0 else { return nil }
+        cleanedUp.wait()
+        cleanedUp.signal()
+        return 128 + number
     }
 }
 

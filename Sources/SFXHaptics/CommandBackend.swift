@@ -13,9 +13,12 @@ import Glibc
 /// | `SFX_VIBRATE_AMPLITUDE` | each segment's amplitude 0…1 (`1,0,1`)                        |
 /// | `SFX_VIBRATE_REPEAT`    | the segment to repeat from, or −1 for once                    |
 ///
-/// The program runs in a process group of its own. When the vibration is cancelled or replaced,
-/// the group gets SIGTERM, and SIGKILL a second later if it is still running. A non-zero exit
-/// status is reported as an error.
+/// The program starts with no signal blocked and every signal at its default, in a process group
+/// of its own. When the vibration is cancelled or replaced, the group gets SIGTERM (so a script's
+/// `trap … TERM` runs at once and can switch the actuator off), and SIGKILL a second later if the
+/// program is still running. If this process dies first — even by SIGKILL — a watchdog ends the
+/// group the same way. A non-zero exit status is reported as an error. `ChildProgram` has the
+/// details.
 public final class CommandBackend: HapticBackend, @unchecked Sendable {
     public let kind = HapticBackendKind.command
     /// The program and its arguments.
@@ -48,14 +51,11 @@ public final class CommandBackend: HapticBackend, @unchecked Sendable {
             "SFX_VIBRATE_AMPLITUDE": pattern.amplitudesText,
             "SFX_VIBRATE_REPEAT": String(pattern.repeatIndex),
         ]) { _, new in new }
-        let pid = try spawn(path, environment: variables.map { "\($0.key)=\($0.value)" })
-        // Poll for the exit every 10 ms; a stop ends the wait at once.
-        var status: Int32 = 0
-        while waitpid(pid, &status, WNOHANG) == 0 {
-            guard stop.wait(milliseconds: 10) else {
-                end(pid)
-                return
-            }
+        let program = try ChildProgram.start(path, arguments: arguments, environment: variables.map { "\($0.key)=\($0.value)" },
+                                             graceMilliseconds: Self.killDelayMilliseconds)
+        guard let status = program.waitForExit(until: stop) else {
+            program.end(graceMilliseconds: Self.killDelayMilliseconds)
+            return
         }
         let exitedNormally = status & 0x7f == 0
         let exitCode = (status >> 8) & 0xff
@@ -63,41 +63,6 @@ public final class CommandBackend: HapticBackend, @unchecked Sendable {
             let outcome = exitedNormally ? "status \(exitCode)" : "signal \(status & 0x7f)"
             throw HapticError("vibration command \(path) failed (\(outcome)) — run it by hand with SFX_VIBRATE_MS=400 to see why")
         }
-    }
-
-    /// Starts the program in a process group of its own (so a stop reaches its children too),
-    /// with SIGINT and SIGTERM back to their defaults in case this process ignores them.
-    private func spawn(_ path: String, environment: [String]) throws(HapticError) -> pid_t {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGINT)
-        sigaddset(&defaults, SIGTERM)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF))
-
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup($0) } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid = pid_t()
-        let result = posix_spawn(&pid, path, nil, &attributes, argv, envp)
-        guard result == 0 else { throw HapticError.system(result, device: path, operation: "start", kind: .command) }
-        return pid
-    }
-
-    /// SIGTERM to the program's process group, SIGKILL if it is still there after a second.
-    private func end(_ pid: pid_t) {
-        kill(-pid, SIGTERM)
-        var status: Int32 = 0
-        for _ in 0..<(Self.killDelayMilliseconds / 10) {
-            if waitpid(pid, &status, WNOHANG) != 0 { return }
-            usleep(10_000)
-        }
-        kill(-pid, SIGKILL)
-        waitpid(pid, &status, 0)
     }
 
     public func close() {}

@@ -140,7 +140,14 @@ public final class Vibrator: @unchecked Sendable {
                 let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
                 source.setEventHandler {
                     closeAll()
+                    // Dispatch runs this on a worker that blocks the signal: raised while
+                    // blocked it would stay pending on this thread for ever. Unblocked here, at
+                    // its default action, it ends the process as it would have without us.
                     signal(number, SIG_DFL)
+                    var only = sigset_t()
+                    sigemptyset(&only)
+                    sigaddset(&only, number)
+                    pthread_sigmask(SIG_UNBLOCK, &only, nil)
                     raise(number)
                 }
                 source.resume()

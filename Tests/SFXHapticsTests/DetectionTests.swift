@@ -6,7 +6,7 @@ final class DetectionTests: XCTestCase {
     private var configuration = HapticConfiguration()
 
     override func setUpWithError() throws {
-        root = try TemporaryDirectory()
+        root = try TemporaryDirectory(removedAfter: self)
         configuration.inputDirectory = "\(root.path)/dev/input"
         configuration.sysRoot = "\(root.path)/sys"
         configuration.syscalls = TracingSyscalls()

@@ -9,7 +9,7 @@ final class EvdevRumbleTests: XCTestCase {
     private var syscalls: TracingSyscalls!
 
     override func setUpWithError() throws {
-        directory = try TemporaryDirectory()
+        directory = try TemporaryDirectory(removedAfter: self)
         for name in ["event0", "event1", "event10", "mice"] { try directory.file(name) }
         syscalls = TracingSyscalls()
     }

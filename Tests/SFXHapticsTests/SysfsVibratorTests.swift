@@ -9,7 +9,7 @@ final class SysfsVibratorTests: XCTestCase {
     private let syscalls = TracingSyscalls()
 
     override func setUpWithError() throws {
-        sys = try TemporaryDirectory()
+        sys = try TemporaryDirectory(removedAfter: self)
         syscalls.passThroughFiles = true
     }
 

@@ -2,6 +2,7 @@ import CSFXHaptics
 import Foundation
 import Glibc
 import SFXHaptics
+import XCTest
 
 /// A `HapticSyscalls` that records every call with the exact bytes passed and the time it was
 /// made, fails chosen calls with a chosen errno, and plays the kernel's part for evdev nodes and
@@ -126,17 +127,19 @@ final class TracingSyscalls: HapticSyscalls, @unchecked Sendable {
     }
 }
 
-/// A temporary directory removed when the test ends.
+/// A private temporary directory (mkdtemp: an unpredictable name, mode 0700) removed when the
+/// test that made it ends. XCTest keeps every test case object until the whole run is over, so
+/// removal cannot wait for deinit: it is a teardown block of the test.
 final class TemporaryDirectory {
     let path: String
 
-    init() throws {
-        path = NSTemporaryDirectory() + "sfx-haptics-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(atPath: path)
+    init(removedAfter test: XCTestCase) throws {
+        var template = Array((NSTemporaryDirectory() + "sfx-haptics-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+        path = String(cString: made)
+        test.addTeardownBlock { [path] in try? FileManager.default.removeItem(atPath: path) }
     }
 
     /// Creates `relativePath` (and its directories) holding `contents`; returns the full path.

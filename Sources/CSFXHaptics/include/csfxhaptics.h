@@ -10,6 +10,7 @@
 #define CSFXHAPTICS_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 // Event types and codes.
 unsigned int sfxh_ev_ff(void);
@@ -42,5 +43,21 @@ size_t sfxh_input_event_value_offset(void);
 // value). Both return ioctl's result; errno is set on failure.
 int sfxh_ioctl_pointer(int fd, unsigned long request, void *argument);
 int sfxh_ioctl_integer(int fd, unsigned long request, long argument);
+
+// The command backend's watchdog: a forked copy of this process, running only the C below, that
+// ends the process group `group` (SIGTERM, then SIGKILL after `grace_ms`) if this process dies
+// before the group's leader is reaped. It watches a pipe whose write end only this process holds
+// (close-on-exec, so no program started later inherits it): when this process dies, however it
+// dies, the kernel closes that end and the watchdog reads end-of-file. This ties the program's
+// life to the process rather than to the thread that started it (PR_SET_PDEATHSIG fires when the
+// forking *thread* exits). Between fork and _exit the watchdog makes only async-signal-safe calls.
+//
+// On success returns the watchdog's pid and stores the write end in *guard_fd; on failure
+// returns -errno. When the group's leader has ended normally, the caller kills the watchdog
+// (SIGKILL), reaps it, and only then closes *guard_fd and reaps the leader.
+pid_t sfxh_start_watchdog(pid_t group, int grace_ms, int *guard_fd);
+
+// Whether `pid` (a child) has ended, without reaping it: 1 ended, 0 running, -errno on failure.
+int sfxh_child_has_ended(pid_t pid);
 
 #endif
