@@ -74,5 +74,7 @@ let package = Package(
         .testTarget(name: "SFXTests", dependencies: ["SFX", "SFXCardSupport", "CAllocationTrap"]),
         .testTarget(name: "SFXHapticsTests", dependencies: ["SFXHaptics", "CSFXHaptics"]),
         .testTarget(name: "SFXCommandTests", dependencies: ["SFXMedia"]),
+        // Against a private PipeWire (Tests/server/pipewire-session), through the pipewire and pulse ALSA plugins.
+        .testTarget(name: "SFXServerTests", dependencies: ["SFXDevice"]),
     ]
 )
