@@ -123,8 +123,8 @@ final class SFXProgram {
         let name = UUID().uuidString
         outFile = directory.appending(path: "sfx-\(name).out")
         errFile = directory.appending(path: "sfx-\(name).err")
-        FileManager.default.createFile(atPath: outFile.path, contents: nil)
-        FileManager.default.createFile(atPath: errFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errFile.path, contents: nil)
         process.executableURL = Self.url
         process.arguments = arguments
         process.environment = environment
