@@ -28,6 +28,15 @@ static double loudness(const pa_cvolume *volume) {
     return (double)pa_cvolume_max(volume) / (double)PA_VOLUME_NORM;
 }
 
+/* The application names of the pulse and the pipewire ALSA plugins end in "[program]". */
+static int ends_with_program(const char *name, const char *program) {
+    if (!name) return 0;
+    char suffix[160];
+    snprintf(suffix, sizeof suffix, "[%s]", program);
+    size_t ln = strlen(name), ls = strlen(suffix);
+    return ln >= ls && strcmp(name + ln - ls, suffix) == 0;
+}
+
 static void on_server(pa_context *c, const pa_server_info *info, void *userdata) {
     (void)c;
     query *q = userdata;
@@ -42,8 +51,13 @@ static void on_sink_input(pa_context *c, const pa_sink_input_info *info, int eol
     (void)c;
     query *q = userdata;
     if (eol) { q->pending--; return; }
+    /* Ours: our process id, or (the pipewire plugin's streams carry none) our application name. */
     const char *pid = pa_proplist_gets(info->proplist, PA_PROP_APPLICATION_PROCESS_ID);
-    if (!pid || atoi(pid) != q->pid) return;
+    if (pid) {
+        if (atoi(pid) != q->pid) return;
+    } else if (!ends_with_program(pa_proplist_gets(info->proplist, PA_PROP_APPLICATION_NAME), q->program)) {
+        return;
+    }
     /* Of several streams of ours, a muted or silent one is what the user set. */
     double volume = loudness(&info->volume);
     if (q->out->stream_found && !(info->mute && !q->out->stream_mute)) return;
@@ -61,11 +75,7 @@ static void on_restore(pa_context *c, const pa_ext_stream_restore_info *info, in
     static const char prefix[] = "sink-input-by-application-name:";
     if (!info->name || strncmp(info->name, prefix, sizeof prefix - 1) != 0) return;
     const char *app = info->name + sizeof prefix - 1;
-    /* The application names of the pulse and the pipewire ALSA plugins end in "[program]". */
-    char suffix[160];
-    snprintf(suffix, sizeof suffix, "[%s]", q->program);
-    size_t la = strlen(app), ls = strlen(suffix);
-    if (la < ls || strcmp(app + la - ls, suffix) != 0) return;
+    if (!ends_with_program(app, q->program)) return;
     double volume = info->volume.channels > 0 ? loudness(&info->volume) : -1;
     if (q->out->restore_found && !(info->mute && !q->out->restore_mute)) return;
     q->out->restore_found = 1;
