@@ -15,7 +15,7 @@ import SFXDevice
 ///
 /// When the device disappears it drops to normal priority, closes it, keeps rendering the mixer
 /// by the clock (so voices end and completions still arrive) and tries to reopen it, waiting
-/// 0.25 s, then twice as long after each failed try, up to 2 s. A device that keeps failing
+/// 0.25 s, then twice as long after each failed try, up to 1 s. A device that keeps failing
 /// counts as lost too: a sound server that went away can leave its ALSA plugin answering every
 /// write with EPIPE while `snd_pcm_recover` reports success, and a SCHED_FIFO thread retrying
 /// that at once would take a whole core and starve the machine (`FailurePolicy`). With an idle timeout it closes the device when nothing has played for that long and
@@ -148,7 +148,7 @@ final class OutputThread: @unchecked Sendable {
         static let maxSilentWaits = 2
         /// The first wait before reopening a lost device, doubled after each failed try up to `maxRetry` (seconds).
         static let firstRetry = 0.25
-        static let maxRetry = 2.0
+        static let maxRetry = 1.0
         /// A device that played this long after opening resets the wait to `firstRetry` (seconds).
         static let wellPlayedSeconds = 2.0
         /// Xruns this soon after (re)opening count as start-up xruns too (seconds).

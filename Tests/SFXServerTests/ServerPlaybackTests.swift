@@ -67,12 +67,13 @@ final class ServerPlaybackTests: XCTestCase {
 
         let restart = Date()
         try server.startServers()
+        let serverUp = Date().timeIntervalSince(restart)
         let after = try MonitorRecording(server: server, name: "after")
         let heard = after.waitForSound(seconds: 10)
         let secondsToSound = heard.map { after.started.timeIntervalSince(restart) + $0 }
-        print(String(format: "%@ plugin, %.1f s outage: CPU %.2f %% of a core, RSS %.1f MB (+%.2f MB at peak), sound %@ after the server was started again",
+        print(String(format: "%@ plugin, %.1f s outage: CPU %.2f %% of a core, RSS %.1f MB (+%.2f MB at peak), sound %@ after the server was started again (it answered after %.2f s)",
                      plugin.rawValue, Self.outageSeconds, cpu * 100, Double(start.residentBytes) / 1e6, Double(growth) / 1e6,
-                     secondsToSound.map { String(format: "%.2f s", $0) } ?? "never"))
+                     secondsToSound.map { String(format: "%.2f s", $0) } ?? "never", serverUp))
         XCTAssertLessThan(cpu, 0.10, "sfx used \(Int(cpu * 100)) % of a core while the server was gone")
         XCTAssertLessThan(growth, 20_000_000, "sfx grew by \(growth) bytes while the server was gone")
         XCTAssertNotNil(heard, "no sound within 10 s of the server's return through \(plugin): \(run.output)")
