@@ -39,6 +39,8 @@ let package = Package(
         // Small C shims for what Swift cannot import.
         .target(name: "CSFXSystem"),
         .target(name: "CSFXALSA", linkerSettings: [.linkedLibrary("asound")]),
+        // Sound servers: libpulse introspection (PulseAudio, or PipeWire through pipewire-pulse).
+        .target(name: "CSFXPulse", linkerSettings: [.linkedLibrary("pulse"), .linkedLibrary("asound")]),
 
         // Test support: counts heap calls made on one chosen thread (the real-time thread).
         .target(name: "CAllocationTrap", path: "Tests/Support/CAllocationTrap"),
@@ -51,7 +53,7 @@ let package = Package(
         .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr"]),
 
         // 4. Device.
-        .target(name: "SFXDevice", dependencies: ["SFXCore", "CALSA", "CSFXALSA"]),
+        .target(name: "SFXDevice", dependencies: ["SFXCore", "CALSA", "CSFXALSA", "CSFXPulse"]),
 
         // 5. Haptics.
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
@@ -74,5 +76,7 @@ let package = Package(
         .testTarget(name: "SFXTests", dependencies: ["SFX", "SFXCardSupport", "CAllocationTrap"]),
         .testTarget(name: "SFXHapticsTests", dependencies: ["SFXHaptics", "CSFXHaptics"]),
         .testTarget(name: "SFXCommandTests", dependencies: ["SFXMedia"]),
+        // Against a private PipeWire (Tests/server/pipewire-session), through the pipewire and pulse ALSA plugins.
+        .testTarget(name: "SFXServerTests", dependencies: ["SFXDevice"]),
     ]
 )

@@ -8,8 +8,20 @@ cd "$SFX_ROOT"
 # Build: alsa-lib, libsndfile, libsoxr, libgpiod (haptics), pkg-config.
 # Run and test: alsa-utils (aplay/arecord/amixer against the virtual card),
 # sound-theme-freedesktop (the theme sfx's own inherits), sox (test fixtures).
+# Sound servers: libpulse-dev (sfx reads mute and volume through libpulse's introspection);
+# for the tests' private PipeWire: pipewire, pipewire-bin, wireplumber, pipewire-pulse,
+# dbus (dbus-run-session), pulseaudio-utils (pactl, parecord), pipewire-alsa (the `pipewire`
+# ALSA PCM) and libasound2-plugins (the `pulse` ALSA PCM). pipewire-alsa also installs
+# /etc/alsa/conf.d/99-pipewire-default.conf, which points every program's ALSA `default` at
+# PipeWire; conf.d is loaded by alsa.conf's hooks after the rest of a configuration, so it
+# even overrides the `default` of the virtual card's configuration (ALSA_CONFIG_PATH), and the
+# card's tests fail with "Host is down". sfx_divert_pipewire_default sets it aside (a dpkg
+# diversion, so upgrades keep it aside too); the `pipewire` and `pulse` PCMs stay available by
+# name, and the server tests use configurations of their own.
 SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libsoxr-dev libgpiod-dev
-              alsa-utils sound-theme-freedesktop sox)
+              alsa-utils sound-theme-freedesktop sox
+              libpulse-dev pipewire pipewire-bin wireplumber pipewire-pulse dbus pulseaudio-utils
+              pipewire-alsa libasound2-plugins)
 
 sfx_require_packages() {
     local missing=()
@@ -27,6 +39,17 @@ sfx_require_packages() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+sfx_divert_pipewire_default() {
+    local file=/etc/alsa/conf.d/99-pipewire-default.conf
+    [ -e "$file" ] || return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "$file points ALSA's default at PipeWire and breaks the virtual card's tests; set it aside with:" >&2
+        echo "  sudo dpkg-divert --local --rename --divert $file.sfx-disabled --add $file" >&2
+        exit 1
+    fi
+    dpkg-divert --local --rename --divert "$file.sfx-disabled" --add "$file" >/dev/null
+}
+
 sfx_require_swift() {
     if ! command -v swift >/dev/null 2>&1; then
         if [ -x /opt/swift/usr/bin/swift ]; then
@@ -39,4 +62,5 @@ sfx_require_swift() {
 }
 
 sfx_require_packages
+sfx_divert_pipewire_default
 sfx_require_swift

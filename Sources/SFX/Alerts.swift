@@ -33,18 +33,37 @@ public struct AlertResult: Sendable, CustomStringConvertible {
 }
 
 extension SoundEngine {
-    /// Whether the output is muted, and why: sfx's mute flag, the output's mixer switch off or
-    /// volume at zero, or no usable output device.
+    /// Whether the output is muted, and why: sfx's mute flag; when the output goes to a sound
+    /// server that answers, the server's view (its sink muted or at zero volume, sfx's own
+    /// stream muted or at zero volume in the mixer — which the server remembers and applies to
+    /// every later sfx stream); otherwise the output's ALSA mixer switch off or volume at zero;
+    /// or no usable output device. Reading the server takes a round trip (at most 500 ms when
+    /// it does not answer): call it from an ordinary thread.
     public func muteState() -> MuteState {
         var reasons: [MuteReason] = []
         if configuration.muteFlag.isMuted { reasons.append(.flag) }
-        let master = outputMaster()
-        if let master {
-            if master.switchOn == false { reasons.append(.mixerSwitchOff(control: master.control)) }
-            if master.volume == 0 { reasons.append(.mixerVolumeZero(control: master.control)) }
+        let mixerAvailable: Bool
+        if let server = soundServerState() {
+            reasons += server.silencingReasons.map { .soundServer(server: server.serverName, why: $0) }
+            mixerAvailable = true
+        } else {
+            let master = outputMaster()
+            if let master {
+                if master.switchOn == false { reasons.append(.mixerSwitchOff(control: master.control)) }
+                if master.volume == 0 { reasons.append(.mixerVolumeZero(control: master.control)) }
+            }
+            mixerAvailable = master != nil
         }
         if metrics.deviceLost { reasons.append(.noOutput) }
-        return MuteState(reasons: reasons, mixerAvailable: master != nil)
+        return MuteState(reasons: reasons, mixerAvailable: mixerAvailable)
+    }
+
+    /// What the sound server behind the output says about the sink and sfx's stream, or nil when
+    /// the output is not a server's ALSA PCM (`pipewire`, `pulse`, or a `default` that is one)
+    /// or no server answers.
+    public func soundServerState() -> SoundServerState? {
+        guard SoundServer.server(behind: configuration.output.device) != nil else { return nil }
+        return SoundServer.state(timeout: .milliseconds(500))
     }
 
     /// Plays an alert sound, like AudioServicesPlayAlertSound: when the output is muted it

@@ -150,6 +150,9 @@ public enum MuteReason: Sendable, Hashable, CustomStringConvertible {
     case mixerVolumeZero(control: String)
     /// There is no usable output: the device is gone.
     case noOutput
+    /// The sound server the output goes to silences sfx: the sink, or sfx's own stream, muted
+    /// or at zero volume (`why`).
+    case soundServer(server: String, why: String)
 
     public var description: String {
         switch self {
@@ -157,6 +160,7 @@ public enum MuteReason: Sendable, Hashable, CustomStringConvertible {
         case .mixerSwitchOff(let control): "the output's \(control) switch is off"
         case .mixerVolumeZero(let control): "the output's \(control) volume is at zero"
         case .noOutput: "there is no usable output device"
+        case .soundServer(let server, let why): "muted at the sound server (\(server)): \(why)"
         }
     }
 }

@@ -13,9 +13,12 @@ import SFXDevice
 /// through lock-free rings, and everything it allocates is allocated before it starts. It asks for
 /// SCHED_FIFO while it runs that loop and says when it is refused.
 ///
-/// When the device disappears it drops to normal priority, keeps rendering the mixer by the
-/// clock (so voices end and completions still arrive) and tries to reopen the device twice a
-/// second. With an idle timeout it closes the device when nothing has played for that long and
+/// When the device disappears it drops to normal priority, closes it, keeps rendering the mixer
+/// by the clock (so voices end and completions still arrive) and tries to reopen it, waiting
+/// 0.25 s, then twice as long after each failed try, up to 1 s. A device that keeps failing
+/// counts as lost too: a sound server that went away can leave its ALSA plugin answering every
+/// write with EPIPE while `snd_pcm_recover` reports success, and a SCHED_FIFO thread retrying
+/// that at once would take a whole core and starve the machine (`FailurePolicy`). With an idle timeout it closes the device when nothing has played for that long and
 /// sleeps until the next command.
 final class OutputThread: @unchecked Sendable {
     struct Settings {
@@ -32,6 +35,9 @@ final class OutputThread: @unchecked Sendable {
 
     /// Counters the engine reads for its metrics.
     let xruns = Atomic<Int>(0)
+    /// Xruns within `FailurePolicy.startupSeconds` of the device's (re)opening: a sound server's
+    /// stream often runs dry while the server settles, which says nothing of steady playback.
+    let startupXruns = Atomic<Int>(0)
     let framesRendered = Atomic<Int>(0)
     let activeVoices = Atomic<Int>(0)
     /// Reports the delivery thread could not take in time (its ring was full); should stay 0.
@@ -110,9 +116,11 @@ final class OutputThread: @unchecked Sendable {
                     self.pcm = nil
                     return
                 case .lost(let code):
+                    pcm.drop()
                     self.pcm = nil
-                    deviceLost.store(true, ordering: .releasing)
-                    notify(.deviceLost(code))
+                    // A device that failed again soon after reopening keeps the longer wait.
+                    if playedWell { retryDelay = FailurePolicy.firstRetry }
+                    if !deviceLost.exchange(true, ordering: .acquiringAndReleasing) { notify(.deviceLost(code)) }
                 case .idle:
                     self.pcm = nil
                     notify(.closedWhenIdle)
@@ -120,8 +128,8 @@ final class OutputThread: @unchecked Sendable {
                     reopen(announce: false)
                 }
             } else {
-                renderByClock(for: 0.5)
-                reopen(announce: true)
+                renderByClock(for: retryDelay)
+                if !reopen(announce: true) { retryDelay = min(retryDelay * 2, FailurePolicy.maxRetry) }
             }
         }
         pcm = nil
@@ -129,30 +137,73 @@ final class OutputThread: @unchecked Sendable {
 
     private enum Ending { case stopRequested, lost(Int32), idle }
 
-    /// The real-time loop. Runs until asked to stop, the device fails, or it has been idle.
+    /// When failures mean the device is gone, and how often to try it again.
+    enum FailurePolicy {
+        /// Errors in a row, without a period written between them, after which the device is lost.
+        static let maxConsecutiveFailures = 8
+        /// Or this long failing without a period written (seconds).
+        static let maxFailingSeconds = 0.25
+        /// Waits for space that time out in a row (200 ms each) before the device is lost: a
+        /// stream that takes nothing for that long is not playing.
+        static let maxSilentWaits = 2
+        /// The first wait before reopening a lost device, doubled after each failed try up to `maxRetry` (seconds).
+        static let firstRetry = 0.25
+        static let maxRetry = 1.0
+        /// A device that played this long after opening resets the wait to `firstRetry` (seconds).
+        static let wellPlayedSeconds = 2.0
+        /// Xruns this soon after (re)opening count as start-up xruns too (seconds).
+        static let startupSeconds = 0.2
+    }
+
+    /// The wait before the next reopening (ordinary thread state, output thread only).
+    private var retryDelay = FailurePolicy.firstRetry
+    /// Whether the device last open played `wellPlayedSeconds` before it ended.
+    private var playedWell = false
+
+    /// The current failure streak of the real-time loop.
+    private struct Streak {
+        var failures = 0
+        var since = 0.0
+        var silentWaits = 0
+    }
+
+    /// The real-time loop. Runs until asked to stop, the device fails (an error it cannot recover,
+    /// or errors that keep coming: `FailurePolicy`), or it has been idle.
     private func realtimeLoop(_ pcm: PCMPlayback) -> Ending {
         setPriority(realtime: true)
         let period = pcm.parameters.periodFrames
+        let opened = monotonicSeconds()
+        let wellPlayedFrames = Int(Double(pcm.parameters.sampleRate) * FailurePolicy.wellPlayedSeconds)
+        var written = 0
         var idle = 0
+        var streak = Streak()
+        playedWell = false
         while !stopRequested.load(ordering: .relaxed) {
             let ready = pcm.wait(timeoutMilliseconds: 200)
             if ready < 0 {
-                if let ending = recover(pcm, Int32(ready)) { return ending }
+                if let ending = fail(pcm, Int32(ready), &streak, opened: opened) { return ending }
                 continue
+            }
+            if ready == 0 {
+                streak.silentWaits += 1
+                if streak.silentWaits >= FailurePolicy.maxSilentWaits { return .lost(-ETIMEDOUT) }
             }
             var available = pcm.available()
             if available < 0 {
-                if let ending = recover(pcm, Int32(available)) { return ending }
+                if let ending = fail(pcm, Int32(available), &streak, opened: opened) { return ending }
                 continue
             }
             while available >= period {
                 let hadCommands = takeCommands()
                 renderPeriod(frames: period)
-                let written = pcm.write(scratch, frames: period)
-                if written < 0 {
-                    if let ending = recover(pcm, Int32(written)) { return ending }
+                let result = pcm.write(scratch, frames: period)
+                if result < 0 {
+                    if let ending = fail(pcm, Int32(result), &streak, opened: opened) { return ending }
                     break
                 }
+                streak = Streak()
+                written += period
+                if written >= wellPlayedFrames { playedWell = true }
                 available -= period
                 idle = (hadCommands || mixer.activeVoiceCount > 0) ? 0 : idle + period
             }
@@ -192,17 +243,41 @@ final class OutputThread: @unchecked Sendable {
         }
     }
 
-    /// Handles a negative errno from the device: an xrun or a suspend is recovered and counted;
-    /// anything else ends the loop as a lost device.
-    private func recover(_ pcm: PCMPlayback, _ code: Int32) -> Ending? {
-        if code == -EPIPE || code == -ESTRPIPE || code == -EINTR {
+    /// Handles a negative errno from the device: an xrun or a suspend is recovered and counted
+    /// (once per streak of errors, so a failing device cannot flood the event ring); anything
+    /// else, or errors that keep coming without a period written (`FailurePolicy`), ends the loop
+    /// as a lost device.
+    private func fail(_ pcm: PCMPlayback, _ code: Int32, _ streak: inout Streak, opened: Double) -> Ending? {
+        let now = monotonicSeconds()
+        streak.failures += 1
+        if streak.failures == 1 {
+            streak.since = now
             if code == -EPIPE {
                 xruns.wrappingAdd(1, ordering: .relaxed)
+                if now - opened < FailurePolicy.startupSeconds { startupXruns.wrappingAdd(1, ordering: .relaxed) }
                 _ = notices.push(.xrun)
             }
+        } else if streak.failures >= FailurePolicy.maxConsecutiveFailures
+                    || now - streak.since >= FailurePolicy.maxFailingSeconds {
+            return .lost(code)
+        }
+        return recover(pcm, code)
+    }
+
+    /// Recovers from an xrun or a suspend; anything else ends the loop as a lost device.
+    private func recover(_ pcm: PCMPlayback, _ code: Int32) -> Ending? {
+        if code == -EPIPE || code == -ESTRPIPE || code == -EINTR {
             if pcm.recover(code) >= 0 { return nil }
         }
         return .lost(code)
+    }
+
+    /// CLOCK_MONOTONIC in seconds (a vDSO call: no system call, no allocation).
+    @inline(__always)
+    private func monotonicSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
     }
 
     // MARK: Without a device (ordinary priority)
@@ -231,19 +306,21 @@ final class OutputThread: @unchecked Sendable {
         }
     }
 
-    private func reopen(announce: Bool) {
-        guard !stopRequested.load(ordering: .acquiring) else { return }
+    /// Opens the device again with the format the mixer renders in; returns whether it did.
+    @discardableResult
+    private func reopen(announce: Bool) -> Bool {
+        guard !stopRequested.load(ordering: .acquiring) else { return false }
         var request = settings.request
         request.sampleRate = parameters.sampleRate
         request.channels = parameters.channels
-        guard let reopened = try? PCMPlayback(request) else { return }
+        guard let reopened = try? PCMPlayback(request) else { return false }
         guard reopened.parameters.sampleRate == parameters.sampleRate,
               reopened.parameters.channels == parameters.channels,
-              reopened.parameters.bufferFrames <= scratchFrames else { return }
+              reopened.parameters.bufferFrames <= scratchFrames else { return false }
         pcm = reopened
-        deviceLost.store(false, ordering: .releasing)
         parametersLock.withLock { $0 = reopened.parameters }
-        if announce { notify(.deviceRestored) }
+        if deviceLost.exchange(false, ordering: .acquiringAndReleasing), announce { notify(.deviceRestored) }
+        return true
     }
 
     private func notify(_ notice: OutputNotice) {

@@ -62,6 +62,9 @@ public final class SoundEngine: @unchecked Sendable {
         /// render, plus the buffer ahead of it.
         public var latencyEstimate: Duration
         public var xruns: Int
+        /// Of `xruns`, those within 200 ms of the device's (re)opening, while a sound server's
+        /// stream settles; the rest happened in steady playback.
+        public var startupXruns: Int = 0
         public var activeVoices: Int
         /// Whether the real-time thread runs under SCHED_FIFO; nil before it first tried.
         public var realtimeGranted: Bool?
@@ -74,7 +77,7 @@ public final class SoundEngine: @unchecked Sendable {
 
         public var description: String {
             let rt = realtimeGranted.map { $0 ? "SCHED_FIFO" : "normal priority (SCHED_FIFO refused)" } ?? "starting"
-            return "\(parameters), latency ≤ \(latencyEstimate), \(xruns) xruns, \(activeVoices) voices, \(rt)"
+            return "\(parameters), latency ≤ \(latencyEstimate), \(xruns) xruns (\(startupXruns) at start-up), \(activeVoices) voices, \(rt)"
         }
     }
 
@@ -215,6 +218,7 @@ public final class SoundEngine: @unchecked Sendable {
         let latency = Double(p.bufferFrames + p.periodFrames) / Double(p.sampleRate)
         return Metrics(parameters: p, latencyEstimate: .nanoseconds(Int64(latency * 1e9)),
                        xruns: output.xruns.load(ordering: .relaxed),
+                       startupXruns: output.startupXruns.load(ordering: .relaxed),
                        activeVoices: output.activeVoices.load(ordering: .relaxed),
                        realtimeGranted: status == 0 ? nil : status > 0,
                        deviceOpen: output.deviceOpen.load(ordering: .relaxed) == 1,

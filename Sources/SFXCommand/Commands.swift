@@ -208,9 +208,7 @@ enum DevicesCommand: Subcommand {
             try printJSON(devices)
             return 0
         }
-        if !DeviceList.hasSoundCard {
-            print("(no sound card: `sfx play` uses sfx's virtual card; other devices below need a card)")
-        }
+        if let note = DeviceList.availabilityNote(devices: devices) { print(note) }
         let width = max(4, devices.map(\.name.count).max() ?? 0)
         print("NAME".padding(toLength: width + 2, withPad: " ", startingAt: 0) + "DESCRIPTION")
         for device in devices {

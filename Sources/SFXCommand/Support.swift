@@ -11,12 +11,14 @@ enum VirtualCardFallback {
     static let environmentKey = "SFX_VIRTUAL_CARD"
 
     /// Why the card is used ("no sound card here", or the variable), or nil when a device was
-    /// given, ALSA is already pointed elsewhere (ALSA_CONFIG_PATH set), or there is a sound card.
+    /// given, ALSA is already pointed elsewhere (ALSA_CONFIG_PATH set), there is a sound card,
+    /// or a sound server is running (it is heard; the virtual card is not: `ServerOutput`).
     static func reason(deviceGiven: Bool) -> String? {
         let environment = ProcessInfo.processInfo.environment
         guard !deviceGiven, environment["ALSA_CONFIG_PATH"] == nil else { return nil }
         if environment[environmentKey] == "1" { return "\(environmentKey)=1" }
-        return DeviceList.hasSoundCard ? nil : "no sound card here"
+        if DeviceList.hasSoundCard || ServerOutput.choice(deviceGiven: deviceGiven) != nil { return nil }
+        return "no sound card here"
     }
 
     /// The card to use, or nil when `reason` gives none. It lives in a private directory (see

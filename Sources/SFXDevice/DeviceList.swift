@@ -1,4 +1,5 @@
 import CALSA
+import Foundation
 import Glibc
 
 /// An ALSA PCM that can play, as `sfx devices` lists it.
@@ -35,6 +36,22 @@ public enum DeviceList {
     public static var hasSoundCard: Bool {
         var card: Int32 = -1
         return snd_card_next(&card) == 0 && card >= 0
+    }
+
+    /// A line on what can play here, for `sfx devices`; nil when there is a sound card. Without
+    /// a card, the PCMs that lead to a running sound server still play; card devices need one.
+    public static func availabilityNote(devices: [PCMDevice],
+                                        environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        guard !hasSoundCard else { return nil }
+        let running = SoundServer.reachable(environment: environment)
+        let reaching = devices.map(\.name).filter { name in
+            SoundServer.server(behind: name).map(running.contains) ?? false
+        }
+        guard let chosen = SoundServer.preferredPCM(environment: environment) else {
+            return "(no sound card and no sound server running: `sfx play` uses sfx's virtual card; the devices below need a card or a server)"
+        }
+        return "(no sound card: `sfx play` plays through the \(chosen.server.rawValue) server with `\(chosen.pcm)`; "
+            + "\(reaching.map { "`\($0)`" }.joined(separator: ", ")) reach a running server, the other devices need a card)"
     }
 
     private static func take(_ string: UnsafeMutablePointer<CChar>?) -> String? {

@@ -1,0 +1,40 @@
+#ifndef SFX_PULSE_H
+#define SFX_PULSE_H
+
+#include <stddef.h>
+
+/// What a sound server (PulseAudio, or PipeWire through pipewire-pulse) says about where sfx's
+/// sound goes: the sink, sfx's own stream (a sink-input of this process), and the
+/// stream-restore entry the server applies to sfx's new streams. -1 means unknown.
+typedef struct {
+    int connected;                 /* 1 when the server answered */
+    char server_name[96];          /* "PulseAudio (on PipeWire 0.3.65)", "pulseaudio" */
+    char sink_name[128];
+    char sink_description[128];
+    int sink_mute;
+    double sink_volume;            /* loudest channel, 1 = 100 % */
+    int stream_found;
+    char stream_name[128];         /* the stream's application.name */
+    int stream_mute;
+    double stream_volume;
+    int restore_found;
+    char restore_name[128];        /* the application name of the entry */
+    int restore_mute;
+    double restore_volume;         /* -1 when the entry keeps no volume */
+    char error[128];               /* why not connected */
+} sfx_pulse_state;
+
+/// Connects (no autospawn), reads, disconnects, within timeout_ms. `program` is the process's
+/// short name, as the ALSA plugins put it in their application names ("ALSA plug-in [sfx]",
+/// "PipeWire ALSA [sfx]"); `pid` is the process whose sink-inputs count as sfx's.
+/// Returns 0 when the server answered, -1 otherwise (out->error says why).
+int sfx_pulse_query(const char *program, int pid, int timeout_ms, sfx_pulse_state *out);
+
+/// 1 when a process accepts connections on the Unix socket at `path`, 0 otherwise.
+int sfx_socket_accepts(const char *path);
+
+/// The `type` of ALSA PCM `name` in alsa-lib's configuration ("pipewire", "pulse", "hw",
+/// "plug"…) into `out`; 0, or -1 when the name is not defined (a card name like hw:0 is).
+int sfx_pcm_config_type(const char *name, char *out, size_t size);
+
+#endif

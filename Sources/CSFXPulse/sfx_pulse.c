@@ -1,0 +1,193 @@
+#include "sfx_pulse.h"
+
+#include <alsa/asoundlib.h>
+#include <pulse/pulseaudio.h>
+#include <pulse/ext-stream-restore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+    sfx_pulse_state *out;
+    const char *program;
+    int pid;
+    int pending;
+    uint32_t stream_sink;
+    char default_sink[128];
+} query;
+
+static void copy(char *to, size_t size, const char *from) {
+    snprintf(to, size, "%s", from ? from : "");
+}
+
+static double loudness(const pa_cvolume *volume) {
+    return (double)pa_cvolume_max(volume) / (double)PA_VOLUME_NORM;
+}
+
+/* The application names of the pulse and the pipewire ALSA plugins end in "[program]". */
+static int ends_with_program(const char *name, const char *program) {
+    if (!name) return 0;
+    char suffix[160];
+    snprintf(suffix, sizeof suffix, "[%s]", program);
+    size_t ln = strlen(name), ls = strlen(suffix);
+    return ln >= ls && strcmp(name + ln - ls, suffix) == 0;
+}
+
+static void on_server(pa_context *c, const pa_server_info *info, void *userdata) {
+    (void)c;
+    query *q = userdata;
+    if (info) {
+        copy(q->out->server_name, sizeof q->out->server_name, info->server_name);
+        copy(q->default_sink, sizeof q->default_sink, info->default_sink_name);
+    }
+    q->pending--;
+}
+
+static void on_sink_input(pa_context *c, const pa_sink_input_info *info, int eol, void *userdata) {
+    (void)c;
+    query *q = userdata;
+    if (eol) { q->pending--; return; }
+    /* Ours: our process id, or (the pipewire plugin's streams carry none) our application name. */
+    const char *pid = pa_proplist_gets(info->proplist, PA_PROP_APPLICATION_PROCESS_ID);
+    if (pid) {
+        if (atoi(pid) != q->pid) return;
+    } else if (!ends_with_program(pa_proplist_gets(info->proplist, PA_PROP_APPLICATION_NAME), q->program)) {
+        return;
+    }
+    /* Of several streams of ours, a muted or silent one is what the user set. */
+    double volume = loudness(&info->volume);
+    if (q->out->stream_found && !(info->mute && !q->out->stream_mute)) return;
+    q->out->stream_found = 1;
+    q->out->stream_mute = info->mute ? 1 : 0;
+    q->out->stream_volume = volume;
+    q->stream_sink = info->sink;
+    copy(q->out->stream_name, sizeof q->out->stream_name, pa_proplist_gets(info->proplist, PA_PROP_APPLICATION_NAME));
+}
+
+static void on_restore(pa_context *c, const pa_ext_stream_restore_info *info, int eol, void *userdata) {
+    (void)c;
+    query *q = userdata;
+    if (eol) { q->pending--; return; }
+    static const char prefix[] = "sink-input-by-application-name:";
+    if (!info->name || strncmp(info->name, prefix, sizeof prefix - 1) != 0) return;
+    const char *app = info->name + sizeof prefix - 1;
+    if (!ends_with_program(app, q->program)) return;
+    double volume = info->volume.channels > 0 ? loudness(&info->volume) : -1;
+    if (q->out->restore_found && !(info->mute && !q->out->restore_mute)) return;
+    q->out->restore_found = 1;
+    q->out->restore_mute = info->mute ? 1 : 0;
+    q->out->restore_volume = volume;
+    copy(q->out->restore_name, sizeof q->out->restore_name, app);
+}
+
+static void on_sink(pa_context *c, const pa_sink_info *info, int eol, void *userdata) {
+    (void)c;
+    query *q = userdata;
+    if (eol) { q->pending--; return; }
+    q->out->sink_mute = info->mute ? 1 : 0;
+    q->out->sink_volume = loudness(&info->volume);
+    copy(q->out->sink_name, sizeof q->out->sink_name, info->name);
+    copy(q->out->sink_description, sizeof q->out->sink_description, info->description);
+}
+
+static long long now_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
+
+/* Runs the loop until `done` says so or the deadline passes; 0 when done. */
+static int run_until(pa_mainloop *loop, pa_context *ctx, query *q, long long deadline, int want_ready) {
+    for (;;) {
+        if (want_ready) {
+            pa_context_state_t s = pa_context_get_state(ctx);
+            if (s == PA_CONTEXT_READY) return 0;
+            if (!PA_CONTEXT_IS_GOOD(s)) return -1;
+        } else if (q->pending <= 0) {
+            return 0;
+        } else if (!PA_CONTEXT_IS_GOOD(pa_context_get_state(ctx))) {
+            return -1;
+        }
+        long long left = deadline - now_us();
+        if (left <= 0) return -1;
+        if (pa_mainloop_prepare(loop, (int)left) < 0) return -1;
+        if (pa_mainloop_poll(loop) < 0) return -1;
+        if (pa_mainloop_dispatch(loop) < 0) return -1;
+    }
+}
+
+int sfx_pulse_query(const char *program, int pid, int timeout_ms, sfx_pulse_state *out) {
+    memset(out, 0, sizeof *out);
+    out->sink_mute = out->stream_mute = out->restore_mute = -1;
+    out->sink_volume = out->stream_volume = out->restore_volume = -1;
+    query q = { .out = out, .program = program, .pid = pid, .pending = 0, .stream_sink = PA_INVALID_INDEX };
+    long long deadline = now_us() + (long long)timeout_ms * 1000;
+
+    pa_mainloop *loop = pa_mainloop_new();
+    if (!loop) { copy(out->error, sizeof out->error, "cannot make a libpulse main loop"); return -1; }
+    pa_proplist *props = pa_proplist_new();
+    pa_proplist_sets(props, PA_PROP_APPLICATION_NAME, "sfx (mute check)");
+    pa_context *ctx = pa_context_new_with_proplist(pa_mainloop_get_api(loop), "sfx (mute check)", props);
+    pa_proplist_free(props);
+    int result = -1;
+    if (!ctx) { copy(out->error, sizeof out->error, "cannot make a libpulse context"); goto done_loop; }
+    if (pa_context_connect(ctx, NULL, PA_CONTEXT_NOAUTOSPAWN, NULL) < 0
+        || run_until(loop, ctx, &q, deadline, 1) < 0) {
+        int code = pa_context_errno(ctx);
+        snprintf(out->error, sizeof out->error, "%s", code ? pa_strerror(code) : "no answer in time");
+        goto done_ctx;
+    }
+    out->connected = 1;
+    pa_operation *ops[3];
+    int n = 0;
+    q.pending = 3;
+    ops[n++] = pa_context_get_server_info(ctx, on_server, &q);
+    ops[n++] = pa_context_get_sink_input_info_list(ctx, on_sink_input, &q);
+    ops[n++] = pa_ext_stream_restore_read(ctx, on_restore, &q);
+    for (int i = 0; i < n; i++) {
+        if (ops[i]) pa_operation_unref(ops[i]); else q.pending--;   /* e.g. no stream-restore */
+    }
+    run_until(loop, ctx, &q, deadline, 0);
+    q.pending = 1;
+    pa_operation *op = q.stream_sink != PA_INVALID_INDEX
+        ? pa_context_get_sink_info_by_index(ctx, q.stream_sink, on_sink, &q)
+        : (q.default_sink[0] ? pa_context_get_sink_info_by_name(ctx, q.default_sink, on_sink, &q) : NULL);
+    if (op) { pa_operation_unref(op); run_until(loop, ctx, &q, deadline, 0); }
+    result = 0;
+    pa_context_disconnect(ctx);
+done_ctx:
+    pa_context_unref(ctx);
+done_loop:
+    pa_mainloop_free(loop);
+    return result;
+}
+
+int sfx_socket_accepts(const char *path) {
+    struct sockaddr_un address = { .sun_family = AF_UNIX };
+    if (strlen(path) >= sizeof address.sun_path) return 0;
+    strcpy(address.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return 0;
+    int ok = connect(fd, (struct sockaddr *)&address, sizeof address) == 0;
+    close(fd);
+    return ok;
+}
+
+int sfx_pcm_config_type(const char *name, char *out, size_t size) {
+    if (snd_config_update() < 0 || !snd_config) return -1;
+    snd_config_t *conf = NULL;
+    if (snd_config_search_definition(snd_config, "pcm", name, &conf) < 0) return -1;
+    snd_config_t *node = NULL;
+    const char *type = NULL;
+    int result = -1;
+    if (snd_config_search(conf, "type", &node) >= 0 && snd_config_get_string(node, &type) >= 0) {
+        snprintf(out, size, "%s", type);
+        result = 0;
+    }
+    snd_config_delete(conf);
+    return result;
+}
