@@ -12,12 +12,9 @@ cd "$SFX_ROOT"
 # for the tests' private PipeWire: pipewire, pipewire-bin, wireplumber, pipewire-pulse,
 # dbus (dbus-run-session), pulseaudio-utils (pactl, parecord), pipewire-alsa (the `pipewire`
 # ALSA PCM) and libasound2-plugins (the `pulse` ALSA PCM). pipewire-alsa also installs
-# /etc/alsa/conf.d/99-pipewire-default.conf, which points every program's ALSA `default` at
-# PipeWire; conf.d is loaded by alsa.conf's hooks after the rest of a configuration, so it
-# even overrides the `default` of the virtual card's configuration (ALSA_CONFIG_PATH), and the
-# card's tests fail with "Host is down". sfx_divert_pipewire_default sets it aside (a dpkg
-# diversion, so upgrades keep it aside too); the `pipewire` and `pulse` PCMs stay available by
-# name, and the server tests use configurations of their own.
+# /etc/alsa/conf.d/99-pipewire-default.conf, which points ALSA's `default` at PipeWire, as on a
+# desktop; it is left alone: the virtual card's configuration does not load conf.d, and the
+# server tests use configurations of their own.
 SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libsoxr-dev libgpiod-dev
               alsa-utils sound-theme-freedesktop sox
               libpulse-dev pipewire pipewire-bin wireplumber pipewire-pulse dbus pulseaudio-utils
@@ -39,17 +36,6 @@ sfx_require_packages() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-sfx_divert_pipewire_default() {
-    local file=/etc/alsa/conf.d/99-pipewire-default.conf
-    [ -e "$file" ] || return 0
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "$file points ALSA's default at PipeWire and breaks the virtual card's tests; set it aside with:" >&2
-        echo "  sudo dpkg-divert --local --rename --divert $file.sfx-disabled --add $file" >&2
-        exit 1
-    fi
-    dpkg-divert --local --rename --divert "$file.sfx-disabled" --add "$file" >/dev/null
-}
-
 sfx_require_swift() {
     if ! command -v swift >/dev/null 2>&1; then
         if [ -x /opt/swift/usr/bin/swift ]; then
@@ -62,5 +48,4 @@ sfx_require_swift() {
 }
 
 sfx_require_packages
-sfx_divert_pipewire_default
 sfx_require_swift
