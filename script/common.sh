@@ -5,10 +5,10 @@ set -euo pipefail
 SFX_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$SFX_ROOT"
 
-# Build: alsa-lib, libsndfile, libsoxr, libgpiod (haptics), pkg-config.
+# Build: alsa-lib, libsndfile, libsoxr, libebur128 (loudness), libgpiod (haptics), pkg-config.
 # Run and test: alsa-utils (aplay/arecord/amixer against the virtual card),
 # sound-theme-freedesktop (the theme sfx's own inherits), sox (test fixtures).
-SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libsoxr-dev libgpiod-dev
+SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libsoxr-dev libebur128-dev libgpiod-dev
               alsa-utils sound-theme-freedesktop sox)
 
 sfx_require_packages() {
