@@ -22,9 +22,9 @@ import Foundation
 ///   nil when the sound is silent (below the −70 LUFS absolute gate).
 /// - `truePeak`: the highest true peak of any channel (libebur128's 4× oversampling below
 ///   96 kHz, never below the sample peak), in dBTP; nil for digital silence.
-/// - Channels count as libebur128 counts them (L, R, C, LFE not counted, Ls, Rs); a mono sound
-///   counts twice (`EBUR128_DUAL_MONO`), because sfx plays it on both speakers: it measures the
-///   same as its stereo cue.
+/// - Channels count as libebur128's default map counts them, by position: L, R, C, LFE (not
+///   counted), Ls, Rs, and none after the sixth. A mono sound counts twice (`EBUR128_DUAL_MONO`),
+///   because sfx plays it on both speakers: it measures the same as its stereo cue.
 public struct Loudness: Sendable, Hashable, Codable {
     /// The shortest sound that is measured by its integrated loudness: one gating block.
     public static let blockSeconds = 0.4
