@@ -125,7 +125,8 @@ final class LoudnessMeter {
         ebur128_destroy(&state)
     }
 
-    /// Adds interleaved frames, reading the momentary loudness after every 10 ms.
+    /// Adds interleaved frames, reading the momentary loudness after every 10 ms of the sound
+    /// (counted from its start, so how callers split it does not matter).
     func add(_ samples: UnsafeBufferPointer<Float>) {
         guard let base = samples.baseAddress else { return }
         let total = samples.count / channels
@@ -136,11 +137,12 @@ final class LoudnessMeter {
             ebur128_add_frames_float(state, base + done * channels, count)
             done += count
             frames += count
-            if frames % step == 0 || done == total { readMomentary() }
+            if frames % step == 0 { readMomentary() }
         }
     }
 
     func finish() -> Loudness {
+        if frames % step != 0 { readMomentary() }     // the window ending with the sound's last frame
         var integrated = -Double.infinity
         ebur128_loudness_global(state, &integrated)
         let duration = Double(frames) / Double(sampleRate)

@@ -85,6 +85,21 @@ final class LoudnessTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(try XCTUnwrap(fromFile.lufs), 20 * log10(0.2), accuracy: 0.2)
     }
 
+    func testHowTheSamplesArriveDoesNotChangeTheResult() throws {
+        // A crescendo that stops between two 10 ms steps, then silence. Fed in two pieces split
+        // right at the stop, it must measure as one buffer does: windows end every 10 ms from
+        // the start, not wherever a piece happens to end.
+        let stop = 48_245
+        let crescendo = sine(seconds: Double(stop) / 48_000, amplitude: 0.5, channels: 2).enumerated().map { i, s in
+            s * Float(Double(i / 2) / Double(stop))
+        }
+        let samples = crescendo + [Float](repeating: 0, count: 96_000)
+        let meter = try LoudnessMeter(sampleRate: 48_000, channels: 2, subject: "crescendo")
+        samples[..<(2 * stop)].withUnsafeBufferPointer { meter.add($0) }
+        samples[(2 * stop)...].withUnsafeBufferPointer { meter.add($0) }
+        XCTAssertEqual(meter.finish(), try Loudness(interleaved: samples, sampleRate: 48_000, channels: 2))
+    }
+
     func testMeasuringAFileFailsAsDecodingDoes() throws {
         XCTAssertThrowsError(try Loudness(contentsOf: directory.file("missing.wav"))) { error in
             XCTAssertEqual((error as? MediaError)?.reason, .missingFile)
