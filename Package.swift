@@ -2,7 +2,7 @@
 // sfx — a low-latency sound-effects and alert engine for Linux.
 //
 // Layers (each target imports only the layers below it):
-//   1. C       CALSA, CSndFile, CSoxr, CGPIOD (system libraries); CSFXSystem, CSFXALSA, CSFXHaptics (shims);
+//   1. C       CALSA, CSndFile, CSoxr, CEBUR128, CGPIOD (system libraries); CSFXSystem, CSFXALSA, CSFXHaptics (shims);
 //              SFXCard (the virtual sound card plugin) and SFXCardSupport (its Swift side)
 //   2. Core    SFXCore: cues, the mixer, lock-free queues — no devices, no files
 //   3. Media   SFXSoundDesign (the bundled sounds' synthesis), SFXMedia (decode, resample, encode, themes)
@@ -27,6 +27,7 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         .target(
             name: "SFXCard",
             cSettings: [.define("PIC"), .unsafeFlags(["-fvisibility=default"])],
@@ -50,7 +51,7 @@ let package = Package(
 
         // 3. Media.
         .target(name: "SFXSoundDesign"),
-        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr"]),
+        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CEBUR128"]),
 
         // 4. Device.
         .target(name: "SFXDevice", dependencies: ["SFXCore", "CALSA", "CSFXALSA", "CSFXPulse"]),
@@ -70,7 +71,7 @@ let package = Package(
         .executableTarget(name: "SFXBench", dependencies: ["SFX", "SFXCardSupport"], path: "Bench/Sources/SFXBench"),
 
         .testTarget(name: "SFXCoreTests", dependencies: ["SFXCore"]),
-        .testTarget(name: "SFXSoundDesignTests", dependencies: ["SFXSoundDesign"]),
+        .testTarget(name: "SFXSoundDesignTests", dependencies: ["SFXSoundDesign", "SFXMedia"]),
         .testTarget(name: "SFXMediaTests", dependencies: ["SFXMedia"]),
         .testTarget(name: "SFXCardTests", dependencies: ["CALSA", "SFXCardSupport"]),
         .testTarget(name: "SFXTests", dependencies: ["SFX", "SFXCardSupport", "CAllocationTrap"]),

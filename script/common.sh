@@ -5,7 +5,7 @@ set -euo pipefail
 SFX_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$SFX_ROOT"
 
-# Build: alsa-lib, libsndfile, libsoxr, libgpiod (haptics), pkg-config.
+# Build: alsa-lib, libsndfile, libsoxr, libebur128 (loudness), libgpiod (haptics), pkg-config.
 # Run and test: alsa-utils (aplay/arecord/amixer against the virtual card),
 # sound-theme-freedesktop (the theme sfx's own inherits), sox (test fixtures).
 # Sound servers: libpulse-dev (sfx reads mute and volume through libpulse's introspection);
@@ -15,7 +15,7 @@ cd "$SFX_ROOT"
 # /etc/alsa/conf.d/99-pipewire-default.conf, which points ALSA's `default` at PipeWire, as on a
 # desktop; it is left alone: the virtual card's configuration does not load conf.d, and the
 # server tests use configurations of their own.
-SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libsoxr-dev libgpiod-dev
+SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libsoxr-dev libebur128-dev libgpiod-dev
               alsa-utils sound-theme-freedesktop sox
               libpulse-dev pipewire pipewire-bin wireplumber pipewire-pulse dbus pulseaudio-utils
               pipewire-alsa libasound2-plugins)

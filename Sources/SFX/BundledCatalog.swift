@@ -11,12 +11,17 @@ struct BundledCatalog: Sendable {
 
     static let group = "X-SFX Sounds"
     let entries: [String: Entry]
+    /// Each event's loudness class, from the `[X-SFX Loudness Classes]` group (`name=class`).
+    let loudnessClasses: [String: String]
 
     /// Reads `<directory>/sfx/index.theme`; a missing or unreadable index gives an empty catalog
     /// (the theme lookup then reports the sounds as missing, with the fix).
     init(directory: String) {
         let index = URL(filePath: directory).appending(path: "sfx/index.theme")
-        guard let group = (try? IniFile(contentsOf: index))?.group(Self.group) else {
+        let file = try? IniFile(contentsOf: index)
+        loudnessClasses = Dictionary(file?.group("X-SFX Loudness Classes")?.entries.map { ($0.key, $0.value) } ?? [],
+                                     uniquingKeysWith: { $1 })
+        guard let group = file?.group(Self.group) else {
             entries = [:]
             return
         }

@@ -140,9 +140,10 @@ public final class SoundEngine: @unchecked Sendable {
         try library.systemSound(named: name)
     }
 
-    /// Decodes a file (WAV, AIFF, FLAC, Ogg, Opus, MP3, … anything libsndfile reads) into a new sound.
-    public func load(contentsOf url: URL) throws(SoundError) -> SoundID {
-        try library.load(contentsOf: url)
+    /// Decodes a file (WAV, AIFF, FLAC, Ogg, Opus, MP3, … anything libsndfile reads) into a new sound;
+    /// `normalize` brings it to a target loudness first (see `LoudnessNormalization`; off by default).
+    public func load(contentsOf url: URL, normalize: LoudnessNormalization? = nil) throws(SoundError) -> SoundID {
+        try library.load(contentsOf: url, normalize: normalize)
     }
 
     /// Converts interleaved float PCM at any rate and channel count into a new sound.

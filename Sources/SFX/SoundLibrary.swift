@@ -110,9 +110,13 @@ public final class SoundLibrary: Sendable {
 
     // MARK: Custom sounds
 
-    /// Decodes a file (anything libsndfile reads) into a new custom sound.
-    public func load(contentsOf url: URL) throws(SoundError) -> SoundID {
-        register(try decode(url, name: url.lastPathComponent))
+    /// Decodes a file (anything libsndfile reads) into a new custom sound; with `normalize`,
+    /// brought to its target loudness first (true peak kept at or under its ceiling; silence
+    /// cannot be normalised). Off by default: the file plays at its own level.
+    public func load(contentsOf url: URL, normalize: LoudnessNormalization? = nil) throws(SoundError) -> SoundID {
+        let cue = try decode(url, name: url.lastPathComponent)
+        guard let normalize else { return register(cue) }
+        return register(try SoundError.unwrap(Result { try normalize.apply(to: cue, subject: url.path) }))
     }
 
     /// Converts interleaved float PCM (any rate, any channel count) into a new custom sound.
@@ -192,5 +196,13 @@ extension SoundLibrary {
         return SystemSound(id: systemID(named: name) ?? systemID(named: match.matchedName), name: name,
                            theme: match.theme ?? "", file: match.path,
                            description: bundled.entries[match.matchedName]?.description)
+    }
+}
+
+extension SoundLibrary {
+    /// The loudness class of the system sound `name` ("input-feedback", "notification", "dialog",
+    /// "alarm"), from the bundled theme's index; nil for a name it does not class.
+    public func loudnessClass(ofSystemSound name: String) -> String? {
+        bundled.loudnessClasses[name]
     }
 }

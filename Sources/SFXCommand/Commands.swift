@@ -26,10 +26,11 @@ enum SoundArgument {
         }
     }
 
-    /// Loads the sound into `library`.
-    func load(into library: SoundLibrary) throws -> SoundID {
+    /// Loads the sound into `library`; a file is brought to `normalize`'s loudness when given
+    /// (system sounds are already at their class's loudness).
+    func load(into library: SoundLibrary, normalize: LoudnessNormalization? = nil) throws -> SoundID {
         switch self {
-        case .file(let url): return try library.load(contentsOf: url)
+        case .file(let url): return try library.load(contentsOf: url, normalize: normalize)
         case .system(let name): return try library.systemSound(named: name)
         }
     }
@@ -45,7 +46,7 @@ func seconds(_ s: Double) -> String { String(format: "%.3f s", s) }
 
 enum ListCommand: Subcommand {
     static let spec = CommandSpec(
-        name: "list", abstract: "List the system sounds: id, name, theme, duration.",
+        name: "list", abstract: "List the system sounds: id, name, theme, loudness class, duration.",
         discussion: "System sounds come from the sound theme (sfx's own, inheriting freedesktop) and never need loading by hand.",
         positionals: [],
         options: [.flag("json", help: "Print JSON."),
@@ -58,6 +59,8 @@ enum ListCommand: Subcommand {
         let file: String
         let duration: Double?
         let description: String?
+        /// "input-feedback", "notification", "dialog" or "alarm" (see Sounds/README.md).
+        let loudnessClass: String?
     }
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
@@ -67,7 +70,7 @@ enum ListCommand: Subcommand {
         let rows = library.systemSounds().map { sound in
             Row(id: sound.id?.rawValue, name: sound.name, theme: sound.theme, file: sound.file,
                 duration: (try? AudioFileInfo(contentsOf: URL(filePath: sound.file)))?.duration,
-                description: sound.description)
+                description: sound.description, loudnessClass: library.loudnessClass(ofSystemSound: sound.name))
         }
         if arguments.flag("json") {
             try printJSON(rows)
@@ -75,14 +78,17 @@ enum ListCommand: Subcommand {
         }
         let nameWidth = max(4, rows.map(\.name.count).max() ?? 0)
         let themeWidth = max(5, rows.map(\.theme.count).max() ?? 0)
+        let classWidth = max(5, rows.map { $0.loudnessClass?.count ?? 1 }.max() ?? 0)
         print("ID    " + "NAME".padding(toLength: nameWidth + 2, withPad: " ", startingAt: 0)
-              + "THEME".padding(toLength: themeWidth + 2, withPad: " ", startingAt: 0) + "DURATION  DESCRIPTION")
+              + "THEME".padding(toLength: themeWidth + 2, withPad: " ", startingAt: 0)
+              + "CLASS".padding(toLength: classWidth + 2, withPad: " ", startingAt: 0) + "DURATION  DESCRIPTION")
         for row in rows {
             let id = row.id.map(String.init) ?? "-"
             let duration = row.duration.map { String(format: "%6.3f s", $0) } ?? "       ?"
             print(id.padding(toLength: 6, withPad: " ", startingAt: 0)
                   + row.name.padding(toLength: nameWidth + 2, withPad: " ", startingAt: 0)
                   + row.theme.padding(toLength: themeWidth + 2, withPad: " ", startingAt: 0)
+                  + (row.loudnessClass ?? "-").padding(toLength: classWidth + 2, withPad: " ", startingAt: 0)
                   + duration + "  " + (row.description ?? ""))
         }
         return 0
@@ -91,19 +97,23 @@ enum ListCommand: Subcommand {
 
 enum InfoCommand: Subcommand {
     static let spec = CommandSpec(
-        name: "info", abstract: "Show a sound file's format, rate, channels, duration and MIME type.",
-        discussion: "The MIME type and extension follow the content, not the file's name: an Ogg Opus file is audio/ogg .opus.",
+        name: "info", abstract: "Show a sound file's format, rate, channels, duration, MIME type, loudness and true peak.",
+        discussion: """
+        The MIME type and extension follow the content, not the file's name: an Ogg Opus file is audio/ogg .opus. \
+        Loudness is EBU R128 (libebur128): integrated LUFS from 400 ms up, the loudest 400 ms window below; \
+        the true peak is in dBTP.
+        """,
         positionals: [PositionalSpec(name: "NAME|FILE", help: "A system sound name or a sound file.", min: 1, max: nil)],
         options: [.flag("json", help: "Print JSON.")])
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let library = try SoundLibrary()
-        var infos: [AudioFileInfo] = []
+        var infos: [InfoRow] = []
         var failed = false
         for text in arguments.positionals {
             do {
                 let url = try SoundArgument(text).file(in: library)
-                infos.append(try AudioFileInfo(contentsOf: url))
+                infos.append(InfoRow(info: try AudioFileInfo(contentsOf: url), loudness: try Loudness(contentsOf: url)))
             } catch {
                 printError(String(describing: error))
                 failed = true
@@ -112,14 +122,39 @@ enum InfoCommand: Subcommand {
         if arguments.flag("json") {
             try printJSON(infos)
         } else {
-            for info in infos {
+            for row in infos {
+                let info = row.info
                 let frames = info.frames.map { "\($0) frames" } ?? "? frames"
                 let duration = info.duration.map(seconds) ?? "? s"
                 print("\(info.path): \(info.mimeType)  .\(info.fileExtension)  \(info.container) \(info.encoding)  "
-                      + "\(info.sampleRate) Hz  \(info.channels) ch  \(frames)  \(duration)")
+                      + "\(info.sampleRate) Hz  \(info.channels) ch  \(frames)  \(duration)  \(row.levels)")
             }
         }
         return failed ? 1 : 0
+    }
+}
+
+/// One file for `sfx info`: what `AudioFileInfo` gives, and its loudness (JSON: `lufs`,
+/// `loudnessMethod`, `truePeak`, null when silent).
+struct InfoRow: Encodable {
+    let info: AudioFileInfo
+    let loudness: Loudness
+
+    private enum Key: String, CodingKey { case lufs, loudnessMethod, truePeak }
+
+    func encode(to encoder: any Encoder) throws {
+        try info.encode(to: encoder)
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(loudness.lufs, forKey: .lufs)
+        try container.encode(loudness.method, forKey: .loudnessMethod)
+        try container.encode(loudness.truePeak, forKey: .truePeak)
+    }
+
+    /// "-23.0 LUFS  -1.2 dBTP", "-30.1 LUFS (momentary max)  -9.8 dBTP" under 400 ms, or "silent".
+    var levels: String {
+        guard let lufs = loudness.lufs else { return "silent" }
+        let method = loudness.method == "integrated" ? "" : " (\(loudness.method))"
+        return String(format: "%.1f LUFS", lufs) + method + String(format: "  %.1f dBTP", loudness.truePeak ?? -.infinity)
     }
 }
 
@@ -176,15 +211,20 @@ enum PlayCommand: Subcommand {
         positionals: [PositionalSpec(name: "NAME|FILE", help: "System sound names or sound files.", min: 1, max: nil)],
         options: [.option("volume", value: "GAIN", help: "Gain, 0 to 1 (default 1)."),
                   .option("pan", value: "PAN", help: "Pan, -1 (left) to 1 (right) (default 0)."),
-                  .option("loops", value: "N", help: "Extra repeats; -1 repeats until Ctrl-C (default 0).")]
+                  .option("loops", value: "N", help: "Extra repeats; -1 repeats until Ctrl-C (default 0)."),
+                  .flag("normalize", help: "Bring sound files to one loudness (-23 LUFS, true peak at most -1 dBTP) before playing."),
+                  .option("normalize-to", value: "LUFS", help: "Like --normalize, to this loudness (-70 to 0).")]
             + EngineSession.options)
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let volume = Float(try arguments.number("volume", in: 0...1) ?? 1)
         let pan = Float(try arguments.number("pan", in: -1...1) ?? 0)
         let loops = try arguments.integer("loops", in: -1...1_000_000) ?? 0
+        let normalize = try normalization(arguments)
         let session = try EngineSession(arguments)
-        let sounds = try arguments.positionals.map { try SoundArgument($0).load(into: session.engine.library) }
+        let sounds = try arguments.positionals.map {
+            try SoundArgument($0).load(into: session.engine.library, normalize: normalize)
+        }
         let interrupted = Interruption()
         interrupted.onInterrupt { session.engine.stopAll(fade: .milliseconds(30)) }
         for sound in sounds {
@@ -192,6 +232,14 @@ enum PlayCommand: Subcommand {
         }
         session.finish()
         return interrupted.happened ? 130 : 0
+    }
+
+    /// `--normalize` or `--normalize-to LUFS`; nil when neither is given.
+    static func normalization(_ arguments: ParsedArguments) throws -> LoudnessNormalization? {
+        if let target = try arguments.number("normalize-to", in: -70...0) {
+            return LoudnessNormalization(target: target)
+        }
+        return arguments.flag("normalize") ? .standard : nil
     }
 }
 

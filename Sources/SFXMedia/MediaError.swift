@@ -41,6 +41,8 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
         case unsupportedOutput(detail: String)
         /// A caller's PCM buffer that cannot become a cue.
         case invalidBuffer(detail: String)
+        /// Normalising: the sound is silent (nothing above −70 LUFS), so no gain gives it a loudness.
+        case silent
         /// Writing: the directory that should hold the file does not exist.
         case directoryMissing(directory: String)
         /// Writing: permission denied.
@@ -93,6 +95,8 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
             return "cannot be written in this format (\(detail)); choose another encoding or sample rate"
         case .invalidBuffer(let detail):
             return "cannot become a cue: \(detail)"
+        case .silent:
+            return "is silent (nothing above −70 LUFS), so it cannot be normalised to a loudness; load it without normalising, or give it sound"
         case .directoryMissing(let directory):
             return "cannot be written: directory \(directory) does not exist; create it first (mkdir -p \(directory))"
         case .notWritable:

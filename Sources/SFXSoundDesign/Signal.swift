@@ -2,14 +2,14 @@
 ///
 /// Every bundled sound is a short function that makes a few `Signal`s — struck or sustained
 /// tones (`tone`), filtered noise bursts (`click`, `noise`) — shapes them with an `Envelope`,
-/// and mixes them into one at given times. `mastered()` then turns the result into what ships:
-/// band-limited, free of DC, faded in and out to exact zero, peak-normalised to −1 dBFS.
+/// and mixes them into one at given times. `mastered(peak:)` then turns the result into what ships:
+/// band-limited, free of DC, faded in and out to exact zero, its peak scaled to a given level.
 ///
 /// ```swift
 /// var chime = Signal(seconds: 0.6)
 /// chime.mix(.tone(.glass, note: 88, seconds: 0.5), at: 0)          // E6
 /// chime.mix(.tone(.glass, note: 93, seconds: 0.5), at: 0.11)       // A6, a fourth above
-/// let samples = chime.mastered()
+/// let samples = chime.mastered(peak: -12)
 /// ```
 struct Signal {
     static let sampleRate = 48_000.0
@@ -95,8 +95,8 @@ extension Signal {
     /// The finished sound: a 4th-order Butterworth lowpass at 16 kHz (a guard against anything
     /// near Nyquist), a 20 Hz highpass (no subsonic rumble), a 2 ms fade-in from exact zero and
     /// a 10 ms fade-out to exact zero, the remaining mean removed, then a gain that puts the
-    /// peak at −1 dBFS.
-    func mastered() -> [Float] {
+    /// sample peak at `peak` dBFS (each sound's constant, which sets its loudness).
+    func mastered(peak level: Double) -> [Float] {
         let banded = filtered(.lowpass(cutoff: 16_000, q: 0.541))
             .filtered(.lowpass(cutoff: 16_000, q: 1.307))
             .filtered(.highpass(cutoff: 20))
@@ -119,7 +119,7 @@ extension Signal {
         let mean = faded.reduce(0, +) / max(window.reduce(0, +), 1)
         faded = zip(faded, window).map { $0 - mean * $1 }
         let peak = faded.reduce(0) { max($0, abs($1)) }
-        let gain = peak > 0 ? ExactMath.gain(dB: -1) / peak : 0
+        let gain = peak > 0 ? ExactMath.gain(dB: level) / peak : 0
         return faded.map { Float($0 * gain) }
     }
 }

@@ -50,13 +50,15 @@ final class SynthesisTests: XCTestCase {
         XCTAssertGreaterThan(around11k / total, 1e-3)
     }
 
-    func testMasteringPeaksAtMinusOneDBFSAndFadesToExactZero() {
+    func testMasteringPutsThePeakAtTheGivenLevelAndFadesToExactZero() {
         var loud = Signal.noise(seconds: 0.1, seed: 9)
         loud.mix(Signal(Array(repeating: 0.5, count: 4800)))     // a DC offset to remove
-        let samples = loud.mastered()
-        XCTAssertEqual(samples.first, 0)
-        XCTAssertEqual(samples.last, 0)
-        XCTAssertEqual(Double(samples.map(abs).max()!), amplitude(dBFS: -1), accuracy: 1e-6)
-        XCTAssertLessThan(abs(samples.reduce(0) { $0 + Double($1) }) / Double(samples.count), 1e-6)
+        for level in [-1.0, -17.3] {
+            let samples = loud.mastered(peak: level)
+            XCTAssertEqual(samples.first, 0)
+            XCTAssertEqual(samples.last, 0)
+            XCTAssertEqual(Double(samples.map(abs).max()!), amplitude(dBFS: level), accuracy: 1e-6, "\(level) dBFS")
+            XCTAssertLessThan(abs(samples.reduce(0) { $0 + Double($1) }) / Double(samples.count), 1e-6)
+        }
     }
 }

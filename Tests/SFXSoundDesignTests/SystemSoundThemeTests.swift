@@ -19,7 +19,7 @@ final class SystemSoundThemeTests: XCTestCase {
         XCTAssertEqual(committed, SystemSoundCatalog.all.map { "\($0.name).wav" }.sorted())
     }
 
-    func testIndexFollowsTheSoundThemeFormat() {
+    func testIndexFollowsTheSoundThemeFormat() throws {
         let lines = renderedTheme.index.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         XCTAssertEqual(Array(lines.prefix(10)), [
             "[Sound Theme]",
@@ -33,8 +33,9 @@ final class SystemSoundThemeTests: XCTestCase {
             "",
             "[X-SFX Sounds]",
         ])
+        let loudnessHeader = try XCTUnwrap(lines.firstIndex(of: "[X-SFX Loudness Classes]"))
         var entries: [String: (id: Int, description: String)] = [:]
-        for line in lines.dropFirst(10) where !line.isEmpty {
+        for line in lines[10..<loudnessHeader] where !line.isEmpty {
             let keyValue = line.split(separator: "=", maxSplits: 1).map(String.init)
             let idDescription = keyValue[1].split(separator: ";", maxSplits: 1).map(String.init)
             entries[keyValue[0]] = (Int(idDescription[0]) ?? -1, idDescription[1])
@@ -46,14 +47,53 @@ final class SystemSoundThemeTests: XCTestCase {
         }
     }
 
+    func testIndexGivesTheLoudnessClassOfEveryEvent() throws {
+        let lines = renderedTheme.index.split(separator: "\n").map(String.init)
+        let header = try XCTUnwrap(lines.firstIndex(of: "[X-SFX Loudness Classes]"))
+        var classes: [String: String] = [:]
+        for line in lines[(header + 1)...] {
+            let keyValue = line.split(separator: "=", maxSplits: 1).map(String.init)
+            XCTAssertEqual(keyValue.count, 2, line)
+            XCTAssertNil(classes[keyValue[0]], "\(keyValue[0]) is listed twice")
+            classes[keyValue[0]] = keyValue.last
+        }
+        for (title, names) in SystemSoundLoudnessTests.classes {
+            for name in names { XCTAssertEqual(classes[name], title, name) }
+        }
+        // Inherited freedesktop events have their class too; the speaker tests have none.
+        XCTAssertEqual(classes["message"], "notification")
+        XCTAssertEqual(classes["window-attention"], "dialog")
+        XCTAssertEqual(classes["phone-incoming-call"], "alarm")
+        XCTAssertNil(classes["audio-channel-front-left"])
+    }
+
     func testReadmeListsEverySound() {
         let readme = renderedTheme.readme
         XCTAssertTrue(readme.contains("swift run sfx-make-sounds [Sounds]"))
         for sound in renderedTheme.sounds {
             let ms = Int((sound.duration * 1000).rounded())
-            XCTAssertTrue(readme.contains("| \(sound.spec.id) | \(sound.spec.name) | \(sound.spec.description) | \(ms) ms |"),
+            XCTAssertTrue(readme.contains("| \(sound.spec.id) | \(sound.spec.name) | \(sound.spec.description) | \(ms) ms "
+                                          + "| \(sound.spec.loudnessClass.title) | \(minus(sound.spec.loudnessClass.target)) "
+                                          + "| \(minus(sound.spec.measured.lufs)) | \(minus(sound.spec.measured.truePeak)) |"),
                           sound.spec.name)
         }
+    }
+
+    func testReadmeGivesEachClassItsTargetAndReasonAndTheFreedesktopLevels() {
+        let readme = renderedTheme.readme
+        for loudnessClass in LoudnessClass.allCases {
+            XCTAssertTrue(readme.contains("| \(loudnessClass.title) | \(minus(loudnessClass.target)) | \(loudnessClass.reason) |"),
+                          loudnessClass.title)
+        }
+        for level in FreedesktopLevels.all {
+            XCTAssertTrue(readme.contains("| \(level.name) | \(level.loudnessClass?.title ?? "—") | \(Int((level.seconds * 1000).rounded())) ms "
+                                          + "| \(minus(level.lufs)) | \(minus(level.truePeak)) |"), level.name)
+        }
+    }
+
+    /// A level to the tenth as the README writes it: −23.9.
+    func minus(_ value: Double) -> String {
+        String(format: "%.1f", value).replacingOccurrences(of: "-", with: "−")
     }
 
     func testSoundFilesAreCanonical48kHzMono16Bit() {
