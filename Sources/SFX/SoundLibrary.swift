@@ -110,9 +110,16 @@ public final class SoundLibrary: Sendable {
 
     // MARK: Custom sounds
 
-    /// Decodes a file (anything libsndfile reads) into a new custom sound.
+    /// Decodes a file (anything libsndfile reads) into a new custom sound. Only regular files
+    /// are read: a FIFO or a device is refused at once instead of blocking.
     public func load(contentsOf url: URL) throws(SoundError) -> SoundID {
         register(try decode(url, name: url.lastPathComponent))
+    }
+
+    /// `load(contentsOf:)` for a path given as raw bytes: names that are not valid UTF-8, which
+    /// a `URL` cannot carry, load too.
+    public func load(file: RawFilePath) throws(SoundError) -> SoundID {
+        register(try SoundError.unwrap(Result { try decoder.decode(file: file) }))
     }
 
     /// Converts interleaved float PCM (any rate, any channel count) into a new custom sound.
