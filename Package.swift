@@ -48,7 +48,9 @@ let package = Package(
 
         // 3. Media.
         .target(name: "SFXSoundDesign"),
-        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr"]),
+        // Keeps libmpg123 (under libsndfile) from printing to stderr: see mpg123_quiet.c.
+        .target(name: "CSFXMedia"),
+        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CSFXMedia"]),
 
         // 4. Device.
         .target(name: "SFXDevice", dependencies: ["SFXCore", "CALSA", "CSFXALSA"]),

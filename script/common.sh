@@ -8,7 +8,7 @@ cd "$SFX_ROOT"
 # Build: alsa-lib, libsndfile, libsoxr, libgpiod (haptics), pkg-config.
 # Run and test: alsa-utils (aplay/arecord/amixer against the virtual card),
 # sound-theme-freedesktop (the theme sfx's own inherits), sox (test fixtures).
-SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libsoxr-dev libgpiod-dev
+SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libsoxr-dev libgpiod-dev
               alsa-utils sound-theme-freedesktop sox)
 
 sfx_require_packages() {

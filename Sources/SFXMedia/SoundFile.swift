@@ -169,6 +169,12 @@ final class SoundFile {
             return MediaError(.failed(detail: message), subject: path)
         default:
             let lower = message.lowercased()
+            // libsndfile says "File does not exist or is not a regular file (possibly a pipe?)"
+            // when a header sends it reading past the end; the file was opened and checked as
+            // a regular file here, so it is damaged.
+            if lower.contains("possibly a pipe") {
+                return MediaError(.corrupt(detail: "its header points past the end of the file"), subject: path)
+            }
             if lower.contains("unsupported") || lower.contains("not supported") || lower.contains("codec") {
                 return MediaError(.unsupportedEncoding(detail: message), subject: path)
             }
