@@ -170,10 +170,10 @@ final class SoundFile {
         default:
             let lower = message.lowercased()
             // libsndfile says "File does not exist or is not a regular file (possibly a pipe?)"
-            // when a header sends it reading past the end; the file was opened and checked as
-            // a regular file here, so it is damaged.
+            // when it cannot read a format's opening (an MP3 cut to a few hundred bytes); the
+            // file was opened and checked as a regular file here, so it is damaged.
             if lower.contains("possibly a pipe") {
-                return MediaError(.corrupt(detail: "its header points past the end of the file"), subject: path)
+                return MediaError(.corrupt(detail: "libsndfile cannot read its beginning: the file is cut short or damaged"), subject: path)
             }
             if lower.contains("unsupported") || lower.contains("not supported") || lower.contains("codec") {
                 return MediaError(.unsupportedEncoding(detail: message), subject: path)
