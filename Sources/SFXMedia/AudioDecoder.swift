@@ -109,29 +109,25 @@ public struct AudioDecoder: Sendable {
                                          expectedFrames: sound.frames.map { Int($0) })
         var block = [Float](repeating: 0, count: AudioDecoder.blockFrames * channels)
         var frames = 0
-        var stoppedAtLimit = false
         try block.withUnsafeMutableBufferPointer { buffer in
-            while true {
-                // One frame past the limit is read to tell a file that ends there from a longer one.
-                let want = min(AudioDecoder.blockFrames, limit + 1 - frames)
-                guard want > 0 else { stoppedAtLimit = true; break }
-                let got = sound.read(into: buffer.baseAddress!, frames: want)
+            // Up to one frame past the limit is read, to tell a file that ends there from a
+            // longer one whose header did not say so.
+            while frames <= limit {
+                let got = sound.read(into: buffer.baseAddress!, frames: min(AudioDecoder.blockFrames, limit + 1 - frames))
                 guard got > 0 else { break }
                 guard UnsafeBufferPointer(rebasing: buffer[0..<(got * channels)]).allSatisfy(\.isFinite) else {
                     throw MediaError(.corrupt(detail: "NaN or infinite samples"), subject: path)
                 }
                 frames += got
-                if frames > limit {
-                    stoppedAtLimit = true
-                    break
+                if frames <= limit {
+                    try assembler.append(UnsafePointer(buffer.baseAddress!), frames: got, subject: path)
                 }
-                try assembler.append(UnsafePointer(buffer.baseAddress!), frames: got, subject: path)
             }
         }
         if frames > limit {
             throw limit == durationFrames ? tooLong(Int64(frames)) : tooLarge(nil)
         }
-        try sound.finishReading(framesRead: frames, stoppedAtLimit: stoppedAtLimit)
+        try sound.finishReading(framesRead: frames)
         guard frames > 0 else { throw MediaError(.noFrames, subject: path) }
         return try assembler.finish(name: name ?? file.lastComponent.description, subject: path)
     }

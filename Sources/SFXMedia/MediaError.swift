@@ -95,10 +95,11 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
             return "is \(String(format: "%.1f", seconds)) s long, over the \(String(format: "%.1f", limit)) s cue limit; "
                 + "cues are short sounds held in memory: raise CueLimits.maximumDuration to load it anyway (sfx has no streaming player yet)"
         case .tooLarge(let channels, let rate, let seconds, let bytes, let format, let limit):
-            let length = seconds.map { String(format: "%.1f s", $0) } ?? "of unknown length"
-            let size = bytes == Int64.max ? "more than that" : MediaError.megabytes(bytes)
-            return "has \(channels) ch at \(rate) Hz, \(length): as a cue at \(format) it would take \(size), "
-                + "over the \(MediaError.megabytes(Int64(limit))) cue memory limit; shorten or downmix it, or raise CueLimits.maximumBytes"
+            let length = seconds.map { String(format: "%.1f s", $0) } ?? "longer than its header says"
+            let limitText = "the \(MediaError.megabytes(Int64(limit))) cue memory limit"
+            let size = bytes == Int64.max ? "more than \(limitText)" : "\(MediaError.megabytes(bytes)), over \(limitText)"
+            return "has \(channels) ch at \(rate) Hz, \(length): as a cue at \(format) it would take \(size); "
+                + "shorten it, or raise CueLimits.maximumBytes"
         case .unsupportedEncoding(let detail):
             return "uses an encoding libsndfile cannot handle (\(detail)); convert it, e.g. `sox \(subject) out.wav`"
         case .unsupportedOutput(let detail):

@@ -105,11 +105,11 @@ final class SoundFile {
         max(0, Int(sf_readf_float(handle, buffer, sf_count_t(frames))))
     }
 
-    /// After the last `read`: checks that the file held what its header promised (unless the
-    /// reader stopped early at a limit) and that libsndfile met no error.
-    func finishReading(framesRead: Int, stoppedAtLimit: Bool) throws {
+    /// After the last `read` (at the end of the audio): checks that the file held what its
+    /// header promised and that libsndfile met no error.
+    func finishReading(framesRead: Int) throws {
         let promised = max(Int64(info.frames), headerPromisedFrames ?? 0)
-        if !stoppedAtLimit, Int64(framesRead) < promised, self.frames != nil {
+        if Int64(framesRead) < promised, self.frames != nil {
             throw MediaError(.truncated(promisedFrames: promised, foundFrames: Int64(framesRead)), subject: path)
         }
         if sf_error(handle) != Int32(SF_ERR_NO_ERROR) {

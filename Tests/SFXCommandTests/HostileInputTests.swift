@@ -38,6 +38,8 @@ final class HostileInputTests: XCTestCase {
         environment["XDG_CONFIG_HOME"] = scratch.appending(path: "config").path
         environment["ALSA_CONFIG_PATH"] = nil
         environment["SFX_VIRTUAL_CARD"] = "1"
+        // The virtual card's directory goes under TMPDIR: keep it in the scratch directory.
+        environment["TMPDIR"] = scratch.path
         environment.merge(extra) { $1 }
         let outPath = scratch.appending(path: "stdout").path, errPath = scratch.appending(path: "stderr").path
         var actions = posix_spawn_file_actions_t()
