@@ -1,3 +1,4 @@
+import CSFXMedia
 import Foundation
 import SFXCore
 import XCTest
@@ -143,5 +144,14 @@ final class HostileFileTests: TemporaryDirectoryTestCase {
             }
             XCTAssertFalse(error?.description.contains("pipe") ?? true)
         }
+    }
+
+    /// libmpg123 decoders are made quiet: the wrapper of mpg123_new is the one libsndfile calls.
+    func testMP3DecodersAreMadeQuiet() throws {
+        let mp3 = directory.file("quiet.mp3")
+        try AudioFileWriter.write(Signal.sine(frequency: 440, sampleRate: 44_100, frames: 4_410), sampleRate: 44_100, channels: 1, to: mp3, as: .mp3)
+        let before = sfx_mpg123_quieted_count()
+        _ = try AudioDecoder().decode(contentsOf: mp3)
+        XCTAssertGreaterThan(sfx_mpg123_quieted_count(), before)
     }
 }
