@@ -58,8 +58,12 @@ public struct CueLimits: Sendable, Hashable {
 ///    frames. At equal rates the samples pass through untouched, so a 16-bit file decodes to
 ///    exactly its values divided by 32768.
 ///
-/// Failures throw `MediaError` (missing, unreadable, not audio, truncated, corrupt, empty,
-/// impossible header, too long for `limits`, unsupported encoding); no input makes it trap.
+/// Both steps run on blocks of 4096 frames as the file is read, so memory is the cue plus a
+/// block, whatever the source's channels and rate.
+///
+/// Failures throw `MediaError` (missing, not a regular file, unreadable, not audio, truncated,
+/// corrupt, empty, impossible header, too long or too large for `limits`, unsupported
+/// encoding); no input makes it trap or block.
 public struct AudioDecoder: Sendable {
     /// The format every cue comes out in.
     public var format: AudioFormat
