@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "sfx", targets: ["SFXCommand"]),
         .executable(name: "sfx-make-sounds", targets: ["SFXMakeSounds"]),
         .executable(name: "sfx-bench", targets: ["SFXBench"]),
+        .executable(name: "sfx-fuzz", targets: ["SFXFuzz"]),
         // The virtual sound card: an ALSA external plugin (ioplug PCM + ctl_ext mixer).
         .library(name: "sfxcard", type: .dynamic, targets: ["SFXCard"]),
     ],
@@ -51,7 +52,9 @@ let package = Package(
 
         // 3. Media.
         .target(name: "SFXSoundDesign"),
-        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CEBUR128"]),
+        // Keeps libmpg123 (under libsndfile) from printing to stderr: see mpg123_quiet.c.
+        .target(name: "CSFXMedia"),
+        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CEBUR128", "CSFXMedia"]),
 
         // 4. Device.
         .target(name: "SFXDevice", dependencies: ["SFXCore", "CALSA", "CSFXALSA", "CSFXPulse"]),
@@ -69,6 +72,9 @@ let package = Package(
         .executableTarget(name: "SFXMakeSounds", dependencies: ["SFXSoundDesign"]),
         // The benchmarks: sfx beside OpenAL Soft, SDL_mixer and a raw-ALSA floor (Bench/run).
         .executableTarget(name: "SFXBench", dependencies: ["SFX", "SFXCardSupport"], path: "Bench/Sources/SFXBench"),
+
+        // Damaged sound files of every format, for as long as you like (Tests/Fuzz/main.swift).
+        .executableTarget(name: "SFXFuzz", dependencies: ["SFXMedia"], path: "Tests/Fuzz"),
 
         .testTarget(name: "SFXCoreTests", dependencies: ["SFXCore"]),
         .testTarget(name: "SFXSoundDesignTests", dependencies: ["SFXSoundDesign", "SFXMedia"]),

@@ -15,7 +15,7 @@ cd "$SFX_ROOT"
 # /etc/alsa/conf.d/99-pipewire-default.conf, which points ALSA's `default` at PipeWire, as on a
 # desktop; it is left alone: the virtual card's configuration does not load conf.d, and the
 # server tests use configurations of their own.
-SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libsoxr-dev libebur128-dev libgpiod-dev
+SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libsoxr-dev libebur128-dev libgpiod-dev
               alsa-utils sound-theme-freedesktop sox
               libpulse-dev pipewire pipewire-bin wireplumber pipewire-pulse dbus pulseaudio-utils
               pipewire-alsa libasound2-plugins)

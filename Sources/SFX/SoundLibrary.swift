@@ -112,11 +112,20 @@ public final class SoundLibrary: Sendable {
 
     /// Decodes a file (anything libsndfile reads) into a new custom sound; with `normalize`,
     /// brought to its target loudness first (true peak kept at or under its ceiling; silence
-    /// cannot be normalised). Off by default: the file plays at its own level.
+    /// cannot be normalised). Off by default: the file plays at its own level. Only regular files
+    /// are read: a FIFO or a device is refused at once instead of blocking.
     public func load(contentsOf url: URL, normalize: LoudnessNormalization? = nil) throws(SoundError) -> SoundID {
         let cue = try decode(url, name: url.lastPathComponent)
         guard let normalize else { return register(cue) }
         return register(try SoundError.unwrap(Result { try normalize.apply(to: cue, subject: url.path) }))
+    }
+
+    /// `load(contentsOf:)` for a path given as raw bytes: names that are not valid UTF-8, which
+    /// a `URL` cannot carry, load too.
+    public func load(file: RawFilePath, normalize: LoudnessNormalization? = nil) throws(SoundError) -> SoundID {
+        let cue = try SoundError.unwrap(Result { try decoder.decode(file: file) })
+        guard let normalize else { return register(cue) }
+        return register(try SoundError.unwrap(Result { try normalize.apply(to: cue, subject: file.description) }))
     }
 
     /// Converts interleaved float PCM (any rate, any channel count) into a new custom sound.

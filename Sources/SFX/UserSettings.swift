@@ -38,10 +38,13 @@ public struct UserSettings: Sendable {
     /// file, the key and what it may be.
     public static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws(SettingsError) -> UserSettings {
         let url = url(environment: environment)
-        guard FileManager.default.fileExists(atPath: url.path) else { return UserSettings() }
+        var st = stat()
+        guard stat(url.path, &st) == 0 || errno != ENOENT else { return UserSettings() }
         let ini: IniFile
         do {
             ini = try IniFile(contentsOf: url)
+        } catch let error as MediaError {
+            throw SettingsError(error, path: url.path)
         } catch {
             throw SettingsError("cannot read \(url.path) (\(error)); fix or remove it")
         }
@@ -89,5 +92,21 @@ public struct UserSettings: Sendable {
         if let gpio { haptics.gpio = gpio }
         if let led { haptics.ledName = led }
         if let command { haptics.command = command }
+    }
+}
+
+extension SettingsError {
+    /// The settings file could not be read: one line that speaks of a settings file.
+    init(_ error: MediaError, path: String) {
+        switch error.reason {
+        case .notRegularFile(let kind):
+            self.init("\(path) is \(kind), not a settings file; remove it or put a settings file (a text file) there")
+        case .unreadable, .missingFile:
+            self.init(error.description)
+        case .failed(let detail):
+            self.init("cannot read the settings file \(path): \(detail)")
+        default:
+            self.init("cannot read the settings file \(path) (\(error.description)); fix or remove it")
+        }
     }
 }

@@ -6,23 +6,39 @@ import SFXDevice
 import SFXCardSupport
 
 /// `NAME|FILE`: a path when it names an existing file or looks like one, else a system sound.
+/// Paths keep the exact bytes given on the command line, so names that are not UTF-8 open too.
 enum SoundArgument {
-    case file(URL)
+    case file(RawFilePath)
     case system(String)
 
     init(_ text: String) {
-        if text.contains("/") || FileManager.default.fileExists(atPath: text) {
-            self = .file(URL(filePath: text))
+        let path = SoundArgument.rawBytes(of: text)
+        var st = stat()
+        if text.contains("/") || path.withCString({ stat($0, &st) }) == 0 {
+            self = .file(path)
         } else {
             self = .system(text)
         }
     }
 
+    /// The command-line argument `text` came from, byte for byte: Swift's `CommandLine.arguments`
+    /// replaces bytes that are not UTF-8 with U+FFFD, so the raw `argv` entry that decodes to
+    /// `text` is used (the first, should two differ only in such bytes).
+    static func rawBytes(of text: String) -> RawFilePath {
+        for index in 0..<Int(CommandLine.argc) {
+            guard let argument = CommandLine.unsafeArgv[index] else { continue }
+            let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(argument).assumingMemoryBound(to: UInt8.self),
+                                                  count: strlen(argument)))
+            if String(decoding: bytes, as: UTF8.self) == text { return RawFilePath(bytes: bytes) }
+        }
+        return RawFilePath(text)
+    }
+
     /// The file behind the argument.
-    func file(in library: SoundLibrary) throws -> URL {
+    func file(in library: SoundLibrary) throws -> RawFilePath {
         switch self {
-        case .file(let url): return url
-        case .system(let name): return URL(filePath: try library.systemSoundFile(named: name).file)
+        case .file(let path): return path
+        case .system(let name): return RawFilePath(try library.systemSoundFile(named: name).file)
         }
     }
 
@@ -30,7 +46,7 @@ enum SoundArgument {
     /// (system sounds are already at their class's loudness).
     func load(into library: SoundLibrary, normalize: LoudnessNormalization? = nil) throws -> SoundID {
         switch self {
-        case .file(let url): return try library.load(contentsOf: url, normalize: normalize)
+        case .file(let path): return try library.load(file: path, normalize: normalize)
         case .system(let name): return try library.systemSound(named: name)
         }
     }
@@ -113,7 +129,7 @@ enum InfoCommand: Subcommand {
         for text in arguments.positionals {
             do {
                 let url = try SoundArgument(text).file(in: library)
-                infos.append(InfoRow(info: try AudioFileInfo(contentsOf: url), loudness: try Loudness(contentsOf: url)))
+                infos.append(InfoRow(info: try AudioFileInfo(file: url), loudness: try Loudness(file: url)))
             } catch {
                 printError(String(describing: error))
                 failed = true
@@ -167,7 +183,7 @@ enum RenderCommand: Subcommand {
         """,
         positionals: [PositionalSpec(name: "NAME|FILE", help: "System sound names or sound files.", min: 1, max: nil)],
         options: [.option("output", short: "o", value: "FILE", help: "The WAV file to write (required)."),
-                  .option("at", value: "SECONDS", repeatable: true, help: "When the sound of the same position starts."),
+                  .option("at", value: "SECONDS", repeatable: true, help: "When the sound of the same position starts (0 to \(OfflineMix.maximumSeconds); it must end by then)."),
                   .option("volume", value: "GAIN", help: "Gain of every sound, 0 to 1 (default 1)."),
                   .option("pan", value: "PAN", help: "Pan of every sound, -1 (left) to 1 (right) (default 0)."),
                   .option("rate", value: "HZ", help: "Sample rate (default 48000).")])
@@ -176,8 +192,10 @@ enum RenderCommand: Subcommand {
         guard let output = arguments.value("output") else {
             throw UsageError(message: "missing '--output FILE'", command: spec)
         }
+        // The mix stops at OfflineMix.maximumSeconds: a start at or after it would be lost.
+        let longest = Double(OfflineMix.maximumSeconds)
         let starts = try arguments.values("at").map {
-            try ParsedArguments.number($0, option: "at", in: 0...3600, spec: spec)
+            try ParsedArguments.number($0, option: "at", in: 0...longest, spec: spec)
         }
         guard starts.count <= arguments.positionals.count else {
             throw UsageError(message: "more --at times (\(starts.count)) than sounds (\(arguments.positionals.count))", command: spec)
@@ -192,7 +210,13 @@ enum RenderCommand: Subcommand {
         var plays: [OfflineMix.Play] = []
         for (i, text) in arguments.positionals.enumerated() {
             let id = try SoundArgument(text).load(into: library)
-            plays.append(OfflineMix.Play(sound: id, at: i < starts.count ? starts[i] : 0, volume: volume, pan: pan))
+            let at = i < starts.count ? starts[i] : 0
+            // A sound that would run past the end of the mix is refused rather than cut short.
+            if let cue = library.cue(for: id), at + cue.duration > longest {
+                throw Failure("render: \(text) starts at \(seconds(at)) and lasts \(seconds(cue.duration)), past the "
+                              + "\(OfflineMix.maximumSeconds) s a render may last; start it by \(seconds(max(0, longest - cue.duration)))")
+            }
+            plays.append(OfflineMix.Play(sound: id, at: at, volume: volume, pan: pan))
         }
         let frames = try OfflineMix.render(plays, library: library, to: URL(filePath: output))
         print("wrote \(output): \(frames) frames, \(seconds(Double(frames) / Double(configuration.format.sampleRate))) at \(configuration.format)")

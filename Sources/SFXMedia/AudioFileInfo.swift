@@ -32,9 +32,15 @@ public struct AudioFileInfo: Sendable, Hashable, Codable {
 
     /// Reads the header of the file at `url`. Throws `MediaError` as `AudioDecoder` does.
     public init(contentsOf url: URL) throws {
-        let file = try SoundFile(path: url.path)
+        try self.init(file: RawFilePath(url))
+    }
+
+    /// Reads the header of the file at `file` (any bytes a Linux file name may hold; `path` shows
+    /// bytes that are not UTF-8 as `\xNN`). Only regular files are opened.
+    public init(file sound: RawFilePath) throws {
+        let file = try SoundFile(file: sound)
         let kind = AudioFileInfo.kind(major: file.majorFormat, subtype: file.subtype, leadingBytes: file.leadingBytes(12))
-        path = url.path
+        path = file.path
         container = kind.container
         encoding = AudioFileInfo.encodingName(subtype: file.subtype)
         sampleRate = file.sampleRate

@@ -37,6 +37,12 @@ public struct IniFile: Sendable, Hashable {
     }
 
     public private(set) var groups: [Group] = []
+    /// Where each group is in `groups`, by name, so parsing and lookups take constant time per
+    /// group (a file with tens of thousands of sections parses in linear time).
+    private var index: [String: Int] = [:]
+
+    /// The largest file `init(contentsOf:)` reads: 16 MB (theme and settings files are a few KB).
+    public static let maximumFileBytes = 16_000_000
 
     /// Parses `text`.
     public init(parsing text: String) {
@@ -46,11 +52,12 @@ public struct IniFile: Sendable, Hashable {
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
             if line.hasPrefix("["), line.hasSuffix("]") {
                 let name = String(line.dropFirst().dropLast())
-                if let existing = groups.firstIndex(where: { $0.name == name }) {
+                if let existing = index[name] {
                     current = existing
                 } else {
                     groups.append(Group(name: name))
                     current = groups.count - 1
+                    index[name] = current
                 }
                 continue
             }
@@ -61,19 +68,48 @@ public struct IniFile: Sendable, Hashable {
         }
     }
 
-    /// Reads and parses the file at `url`. Throws `MediaError` when it cannot be read.
+    /// Reads and parses the file at `url`. Throws `MediaError` when it cannot be read: missing,
+    /// unreadable, not a regular file (a directory, FIFO or device is refused before it is read),
+    /// or larger than `maximumFileBytes`.
     public init(contentsOf url: URL) throws {
-        guard let data = FileManager.default.contents(atPath: url.path) else {
-            var isDirectory: ObjCBool = false
-            let exists = FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
-            let code = !exists ? ENOENT : (isDirectory.boolValue ? EISDIR : EACCES)
-            throw MediaError.fromErrno(code, path: url.path, writing: false)
+        self.init(parsing: String(decoding: try IniFile.readFile(RawFilePath(url)), as: UTF8.self))
+    }
+
+    private static func readFile(_ file: RawFilePath) throws -> [UInt8] {
+        let path = file.description
+        var st = stat()
+        guard file.withCString({ stat($0, &st) }) == 0 else { throw MediaError.fromErrno(errno, path: path, writing: false) }
+        if let error = MediaError.notRegular(mode: st.st_mode, path: path, directoryIsSound: false) { throw error }
+        let fd = file.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+        guard fd >= 0 else { throw MediaError.fromErrno(errno, path: path, writing: false) }
+        defer { close(fd) }
+        guard fstat(fd, &st) == 0 else { throw MediaError.fromErrno(errno, path: path, writing: false) }
+        if let error = MediaError.notRegular(mode: st.st_mode, path: path, directoryIsSound: false) { throw error }
+        func tooLarge() -> MediaError {
+            MediaError(.failed(detail: "is larger than \(MediaError.megabytes(Int64(maximumFileBytes))), too large for a settings or theme file; give the right file"), subject: path)
         }
-        self.init(parsing: String(decoding: data, as: UTF8.self))
+        guard st.st_size <= maximumFileBytes else { throw tooLarge() }
+        var bytes = [UInt8](repeating: 0, count: Int(st.st_size) + 1)
+        var count = 0
+        while true {
+            if count > maximumFileBytes { throw tooLarge() }
+            if count == bytes.count {
+                // The file grew since fstat: read on, up to one byte past the limit.
+                bytes.append(contentsOf: repeatElement(0, count: min(bytes.count, maximumFileBytes + 1 - count)))
+            }
+            let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw MediaError.fromErrno(errno, path: path, writing: false)
+            }
+            if got == 0 { break }
+            count += got
+        }
+        return Array(bytes.prefix(count))
     }
 
     /// The group named `name`, if present.
-    public func group(_ name: String) -> Group? { groups.first { $0.name == name } }
+    public func group(_ name: String) -> Group? { index[name].map { groups[$0] } }
 
     /// The value of `key` in group `group`.
     public subscript(group: String, key: String) -> String? { self.group(group)?[key] }

@@ -79,18 +79,31 @@ public struct Loudness: Sendable, Hashable, Codable {
     /// Measures the file at `url` (anything libsndfile reads), read a second at a time.
     /// Throws `MediaError` as `AudioDecoder` does.
     public init(contentsOf url: URL) throws {
-        let file = try SoundFile(path: url.path)
-        let meter = try LoudnessMeter(sampleRate: file.sampleRate, channels: file.channels, subject: url.path)
-        var remaining = file.frames
-        while remaining.map({ $0 > 0 }) ?? true {
-            // Asking for exactly what is left lets the reader check the file against its header.
-            let want = Int(min(Int64(file.sampleRate), remaining ?? Int64(file.sampleRate)))
-            let chunk = try file.readAll(maximumFrames: want)
-            if chunk.isEmpty { break }
-            chunk.withUnsafeBufferPointer { meter.add($0) }
-            remaining = remaining.map { $0 - Int64(chunk.count / file.channels) }
+        try self.init(file: RawFilePath(url))
+    }
+
+    /// `init(contentsOf:)` for a path given as raw bytes (names that are not UTF-8 too). Only
+    /// regular files are opened.
+    public init(file sound: RawFilePath) throws {
+        let file = try SoundFile(file: sound)
+        let meter = try LoudnessMeter(sampleRate: file.sampleRate, channels: file.channels, subject: file.path)
+        // A second at a time, into one buffer: memory stays flat however long the file is.
+        let chunk = file.sampleRate
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: chunk * file.channels)
+        defer { buffer.deallocate() }
+        var framesRead = 0
+        while true {
+            let got = file.read(into: buffer, frames: chunk)
+            if got == 0 { break }
+            let samples = UnsafeBufferPointer(start: buffer, count: got * file.channels)
+            guard samples.allSatisfy(\.isFinite) else {
+                throw MediaError(.corrupt(detail: "NaN or infinite samples"), subject: file.path)
+            }
+            meter.add(samples)
+            framesRead += got
         }
-        guard meter.frames > 0 else { throw MediaError(.noFrames, subject: url.path) }
+        try file.finishReading(framesRead: framesRead)
+        guard meter.frames > 0 else { throw MediaError(.noFrames, subject: file.path) }
         self = meter.finish()
     }
 }

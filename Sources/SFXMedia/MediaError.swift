@@ -19,6 +19,8 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
         case missingFile
         /// The path names a directory.
         case isDirectory
+        /// The path names a FIFO, a device or a socket; carries which ("a FIFO", "a character device").
+        case notRegularFile(kind: String)
         /// The file exists but this user may not read it; carries "owner, group, mode" when known.
         case unreadable(ownership: String)
         /// The file has zero bytes.
@@ -35,6 +37,9 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
         case absurdHeader(detail: String)
         /// Longer than the cue limit.
         case tooLong(seconds: Double, limit: Double)
+        /// Its cue would take more memory than `CueLimits.maximumBytes`: the source's channels,
+        /// rate and length (nil when unknown), the cue's bytes and format, and the limit.
+        case tooLarge(channels: Int, sampleRate: Int, seconds: Double?, cueBytes: Int64, cueFormat: String, limit: Int)
         /// A known container with an encoding this libsndfile cannot decode or encode.
         case unsupportedEncoding(detail: String)
         /// Writing: the chosen encoding cannot take these samples (rate, channels).
@@ -72,6 +77,8 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
             return "no such file; check the path (relative paths start at the current directory)"
         case .isDirectory:
             return "is a directory, not a sound file; name a file inside it"
+        case .notRegularFile(let kind):
+            return "is \(kind), not a regular file; give the path of a regular file"
         case .unreadable(let ownership):
             return "permission denied (\(ownership)); make it readable with `chmod a+r \(subject)` or add your user to the file's group"
         case .emptyFile:
@@ -89,6 +96,12 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
         case .tooLong(let seconds, let limit):
             return "is \(String(format: "%.1f", seconds)) s long, over the \(String(format: "%.1f", limit)) s cue limit; "
                 + "cues are short sounds held in memory: raise CueLimits.maximumDuration to load it anyway (sfx has no streaming player yet)"
+        case .tooLarge(let channels, let rate, let seconds, let bytes, let format, let limit):
+            let length = seconds.map { String(format: "%.1f s", $0) } ?? "longer than its header says"
+            let limitText = "the \(MediaError.megabytes(Int64(limit))) cue memory limit"
+            let size = bytes == Int64.max ? "more than \(limitText)" : "\(MediaError.megabytes(bytes)), over \(limitText)"
+            return "has \(channels) ch at \(rate) Hz, \(length): as a cue at \(format) it would take \(size); "
+                + "shorten it, or raise CueLimits.maximumBytes"
         case .unsupportedEncoding(let detail):
             return "uses an encoding libsndfile cannot handle (\(detail)); convert it, e.g. `sox \(subject) out.wav`"
         case .unsupportedOutput(let detail):
@@ -108,6 +121,22 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "set SFX_SOUNDS_DIR to the directory that holds sfx's sounds"
         case .failed(let detail):
             return detail
+        }
+    }
+
+    /// "12.3 MB" (decimal megabytes).
+    static func megabytes(_ bytes: Int64) -> String { String(format: "%.1f MB", Double(bytes) / 1_000_000) }
+
+    /// The error for a path whose `stat` mode is not a regular file, or nil when it is one.
+    static func notRegular(mode: mode_t, path: String, directoryIsSound: Bool = true) -> MediaError? {
+        switch mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFDIR: return MediaError(directoryIsSound ? .isDirectory : .notRegularFile(kind: "a directory"), subject: path)
+        case S_IFIFO: return MediaError(.notRegularFile(kind: "a FIFO"), subject: path)
+        case S_IFCHR: return MediaError(.notRegularFile(kind: "a character device"), subject: path)
+        case S_IFBLK: return MediaError(.notRegularFile(kind: "a block device"), subject: path)
+        case S_IFSOCK: return MediaError(.notRegularFile(kind: "a socket"), subject: path)
+        default: return MediaError(.notRegularFile(kind: "an unknown kind of file"), subject: path)
         }
     }
 

@@ -82,15 +82,27 @@ struct ChannelMatrix: Equatable {
 
     /// `frames` interleaved frames of `rows[0].count` channels, remixed.
     func apply(_ input: UnsafeBufferPointer<Float>, frames: Int) -> [Float] {
-        let inChannels = rows[0].count
-        if isIdentity { return Array(input.prefix(frames * inChannels)) }
+        if isIdentity { return Array(input.prefix(frames * rows[0].count)) }
         var output = [Float](repeating: 0, count: frames * rows.count)
-        for frame in 0..<frames {
-            for (o, row) in rows.enumerated() {
-                output[frame * rows.count + o] = (0..<inChannels).reduce(0) { $0 + row[$1] * input[frame * inChannels + $1] }
+        output.withUnsafeMutableBufferPointer { apply(input.baseAddress!, frames: frames, into: $0.baseAddress!) }
+        return output
+    }
+
+    /// `frames` interleaved frames of `rows[0].count` channels from `input`, remixed into
+    /// `output` (room for `frames × rows.count` samples). Allocates nothing.
+    func apply(_ input: UnsafePointer<Float>, frames: Int, into output: UnsafeMutablePointer<Float>) {
+        let inChannels = rows[0].count
+        let outChannels = rows.count
+        for o in 0..<outChannels {
+            rows[o].withUnsafeBufferPointer { row in
+                for frame in 0..<frames {
+                    let source = input + frame * inChannels
+                    var sum: Float = 0
+                    for i in 0..<inChannels { sum += row[i] * source[i] }
+                    output[frame * outChannels + o] = sum
+                }
             }
         }
-        return output
     }
 }
 
@@ -141,5 +153,106 @@ enum Resampler {
         // soxr delivers round(n · out / in) frames give or take one; the cue is exactly the ideal
         // length (a missing last frame stays zero, as the array was zero-filled).
         return Array(output.prefix(ideal * channels))
+    }
+}
+
+/// Sample-rate conversion with libsoxr at very high quality, fed in blocks, so that memory is
+/// the output plus one block whatever the input's length: `append` each block, then `finish`.
+/// The result is what `Resampler.resample` gives for the whole input at once: the stream is
+/// flushed and cut (or zero-padded) to exactly round(n · out / in) frames. At equal rates the
+/// samples pass through untouched.
+final class StreamingResampler {
+    let channels: Int
+    let inputRate: Int
+    let outputRate: Int
+    /// The converted frames so far, interleaved.
+    private(set) var output: [Float] = []
+    private var inputFrames = 0
+    private let soxr: soxr_t?
+    private var scratch: [Float]
+    private let scratchFrames: Int
+
+    /// `expectedInputFrames`, when known, reserves the output once instead of growing it.
+    init(channels: Int, from inputRate: Int, to outputRate: Int, blockFrames: Int, expectedInputFrames: Int? = nil) throws {
+        self.channels = channels
+        self.inputRate = inputRate
+        self.outputRate = outputRate
+        if let expectedInputFrames {
+            output.reserveCapacity((Resampler.idealLength(frames: expectedInputFrames, from: inputRate, to: outputRate) + 64) * channels)
+        }
+        scratchFrames = Resampler.idealLength(frames: blockFrames, from: inputRate, to: outputRate) + 256
+        scratch = inputRate == outputRate ? [] : [Float](repeating: 0, count: scratchFrames * channels)
+        if inputRate == outputRate {
+            soxr = nil
+            return
+        }
+        var ioSpec = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I)
+        var quality = soxr_quality_spec(UInt(SOXR_VHQ), 0)
+        var createError: soxr_error_t?
+        guard let soxr = soxr_create(Double(inputRate), Double(outputRate), UInt32(channels), &createError, &ioSpec, &quality, nil) else {
+            throw MediaError(.failed(detail: "libsoxr: \(createError.map { String(cString: $0) } ?? "cannot create a resampler")"), subject: "resampler")
+        }
+        self.soxr = soxr
+    }
+
+    deinit {
+        if let soxr { soxr_delete(soxr) }
+    }
+
+    /// The number of frames the finished output will have.
+    var idealLength: Int { Resampler.idealLength(frames: inputFrames, from: inputRate, to: outputRate) }
+
+    /// Converts `frames` interleaved frames.
+    func append(_ input: UnsafePointer<Float>, frames: Int) throws {
+        inputFrames += frames
+        guard soxr != nil else {
+            output.append(contentsOf: UnsafeBufferPointer(start: input, count: frames * channels))
+            return
+        }
+        var consumed = 0
+        while consumed < frames {
+            let before = output.count
+            let used = try process(input + consumed * channels, frames: frames - consumed)
+            if used == 0 && output.count == before {
+                throw MediaError(.failed(detail: "libsoxr took no input and gave no output"), subject: "resampler")
+            }
+            consumed += used
+        }
+    }
+
+    /// Flushes the filter's tail and returns the output, exactly `idealLength` frames.
+    func finish() throws -> [Float] {
+        if soxr != nil {
+            // A NULL input tells soxr the stream has ended, so it flushes its filter; stop once it
+            // gives nothing more or the output is comfortably past its ideal length.
+            while output.count / channels < idealLength + 64 {
+                let before = output.count
+                _ = try process(nil, frames: 0)
+                if output.count == before { break }
+            }
+        }
+        let ideal = idealLength * channels
+        if output.count > ideal {
+            output.removeLast(output.count - ideal)
+        } else if output.count < ideal {
+            // soxr delivers the ideal length give or take one frame; a missing last frame is zero.
+            output.append(contentsOf: repeatElement(0, count: ideal - output.count))
+        }
+        return output
+    }
+
+    /// One soxr_process call; appends what it made and returns the input frames it used.
+    private func process(_ input: UnsafePointer<Float>?, frames: Int) throws -> Int {
+        var used = 0
+        var made = 0
+        let error = scratch.withUnsafeMutableBufferPointer { out in
+            soxr_process(soxr, input.map(UnsafeRawPointer.init), frames, &used,
+                         UnsafeMutableRawPointer(out.baseAddress!), scratchFrames, &made)
+        }
+        if let error {
+            throw MediaError(.failed(detail: "libsoxr: \(String(cString: error))"), subject: "resampler")
+        }
+        output.append(contentsOf: scratch[0..<(made * channels)])
+        return used
     }
 }

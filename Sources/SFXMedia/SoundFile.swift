@@ -19,24 +19,35 @@ final class SoundFile {
     private let handle: OpaquePointer
     private let descriptor: Int32
 
-    init(path: String) throws {
+    /// Opens `file`. Only regular files are opened: the path is checked with `stat` first (a
+    /// FIFO would block `open` until a writer came), opened non-blocking, and checked again on
+    /// the descriptor, so nothing that is not a regular file is ever read.
+    convenience init(path: String) throws {
+        try self.init(file: RawFilePath(path))
+    }
+
+    init(file: RawFilePath) throws {
+        let path = file.description
         self.path = path
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw MediaError.fromErrno(errno, path: path, writing: false) }
         var st = stat()
+        guard file.withCString({ stat($0, &st) }) == 0 else { throw MediaError.fromErrno(errno, path: path, writing: false) }
+        if let error = MediaError.notRegular(mode: st.st_mode, path: path) { throw error }
+        let fd = file.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+        guard fd >= 0 else { throw MediaError.fromErrno(errno, path: path, writing: false) }
         guard fstat(fd, &st) == 0 else {
             let code = errno
             close(fd)
             throw MediaError.fromErrno(code, path: path, writing: false)
         }
-        if (st.st_mode & S_IFMT) == S_IFDIR {
+        if let error = MediaError.notRegular(mode: st.st_mode, path: path) {
             close(fd)
-            throw MediaError(.isDirectory, subject: path)
+            throw error
         }
-        if (st.st_mode & S_IFMT) == S_IFREG && st.st_size == 0 {
+        if st.st_size == 0 {
             close(fd)
             throw MediaError(.emptyFile, subject: path)
         }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         var info = SF_INFO()
         // libsndfile gets its own duplicate, which it closes even when opening fails.
         guard let handle = sf_open_fd(dup(fd), Int32(SFM_READ), &info, Int32(SF_TRUE)) else {
@@ -87,31 +98,23 @@ final class SoundFile {
         return Array(bytes.prefix(max(got, 0)))
     }
 
-    /// Reads up to `maximumFrames` interleaved frames, then checks that the file held what its
-    /// header promised and that every sample is finite.
-    func readAll(maximumFrames: Int) throws -> [Float] {
-        let chunk = 4096
-        var samples: [Float] = []
-        var buffer = [Float](repeating: 0, count: chunk * channels)
-        var frames = 0
-        while frames < maximumFrames {
-            let want = min(chunk, maximumFrames - frames)
-            let got = Int(sf_readf_float(handle, &buffer, sf_count_t(want)))
-            guard got > 0 else { break }
-            samples.append(contentsOf: buffer[0..<(got * channels)])
-            frames += got
-        }
+    /// Reads up to `frames` interleaved frames into `buffer` (room for `frames × channels`
+    /// samples) and returns how many it read: 0 at the end of the audio or on a decoding error
+    /// (`finishReading` tells which).
+    func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+        max(0, Int(sf_readf_float(handle, buffer, sf_count_t(frames))))
+    }
+
+    /// After the last `read` (at the end of the audio): checks that the file held what its
+    /// header promised and that libsndfile met no error.
+    func finishReading(framesRead: Int) throws {
         let promised = max(Int64(info.frames), headerPromisedFrames ?? 0)
-        if frames < maximumFrames, Int64(frames) < promised, self.frames != nil {
-            throw MediaError(.truncated(promisedFrames: promised, foundFrames: Int64(frames)), subject: path)
+        if Int64(framesRead) < promised, self.frames != nil {
+            throw MediaError(.truncated(promisedFrames: promised, foundFrames: Int64(framesRead)), subject: path)
         }
         if sf_error(handle) != Int32(SF_ERR_NO_ERROR) {
             throw MediaError(.corrupt(detail: String(cString: sf_strerror(handle))), subject: path)
         }
-        if !samples.allSatisfy(\.isFinite) {
-            throw MediaError(.corrupt(detail: "NaN or infinite samples"), subject: path)
-        }
-        return samples
     }
 
     /// For uncompressed containers libsndfile shortens a data chunk that runs past the end of the
@@ -166,6 +169,12 @@ final class SoundFile {
             return MediaError(.failed(detail: message), subject: path)
         default:
             let lower = message.lowercased()
+            // libsndfile says "File does not exist or is not a regular file (possibly a pipe?)"
+            // when it cannot read a format's opening (an MP3 cut to a few hundred bytes); the
+            // file was opened and checked as a regular file here, so it is damaged.
+            if lower.contains("possibly a pipe") {
+                return MediaError(.corrupt(detail: "libsndfile cannot read its beginning: the file is cut short or damaged"), subject: path)
+            }
             if lower.contains("unsupported") || lower.contains("not supported") || lower.contains("codec") {
                 return MediaError(.unsupportedEncoding(detail: message), subject: path)
             }

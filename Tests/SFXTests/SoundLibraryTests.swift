@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 import SFXCore
 @testable import SFX
@@ -113,6 +114,42 @@ final class SoundLibraryTests: XCTestCase {
         }
         let c = try library.load(contentsOf: file)
         XCTAssertGreaterThan(c.rawValue, b.rawValue, "ids are never reused")
+    }
+
+    /// Issue 9, item 5a: load(contentsOf:) of a FIFO throws at once instead of blocking in open.
+    func testLoadingAFIFOFailsAtOnce() throws {
+        let library = try makeLibrary()
+        let fifo = scratch.appending(path: "pipe.ogg")
+        XCTAssertEqual(mkfifo(fifo.path, 0o600), 0)
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<String?>(nil)
+        Thread.detachNewThread {
+            do {
+                _ = try library.load(contentsOf: fifo)
+                outcome.withLock { $0 = "loaded" }
+            } catch {
+                outcome.withLock { $0 = String(describing: error) }
+            }
+            done.signal()
+        }
+        if done.wait(timeout: .now() + 10) == .timedOut {
+            XCTFail("load(contentsOf:) of a FIFO blocked")
+            let fd = open(fifo.path, O_WRONLY | O_NONBLOCK)  // releases the reader stuck in open(2)
+            if fd >= 0 { close(fd) }
+            _ = done.wait(timeout: .now() + 10)
+        }
+        XCTAssertEqual(outcome.withLock { $0 }, "\(fifo.path): is a FIFO, not a regular file; give the path of a regular file")
+    }
+
+    /// A file whose name is not UTF-8 loads through load(file:); a URL cannot carry its name.
+    func testLoadingANameThatIsNotUTF8() throws {
+        let library = try makeLibrary()
+        let file = scratch.appending(path: "plain.wav")
+        try OfflineMix.render([OfflineMix.Play(sound: library.systemSound(named: "tock"))], library: library, to: file)
+        let raw = RawFilePath(bytes: Array(scratch.path.utf8) + Array("/coin-".utf8) + [0xE9] + Array(".wav".utf8))
+        XCTAssertEqual(raw.withCString { rename(file.path, $0) }, 0)
+        let id = try library.load(file: raw)
+        XCTAssertEqual(library.cue(for: id)?.name, "coin-\\xE9.wav")
     }
 
     func testSystemSoundsAreNeverDisposed() throws {

@@ -1,0 +1,8 @@
+#ifndef CSFXMEDIA_H
+#define CSFXMEDIA_H
+
+/// How many libmpg123 decoders sfx has made quiet (see mpg123_quiet.c): each MP3 that libsndfile
+/// opens makes one. Tests read it to tell that the wrapper is in force.
+long sfx_mpg123_quieted_count(void);
+
+#endif
