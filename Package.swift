@@ -61,7 +61,7 @@ let package = Package(
         .target(name: "SFXHaptics", dependencies: ["CSFXHaptics", "CGPIOD"]),
 
         // 6. Engine.
-        .target(name: "SFX", dependencies: ["SFXCore", "SFXMedia", "SFXDevice", "SFXHaptics", "CSFXSystem"]),
+        .target(name: "SFX", dependencies: ["SFXCore", "SFXMedia", "SFXSoundDesign", "SFXDevice", "SFXHaptics", "CSFXSystem"]),
 
         // 7. Programs.
         .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport"]),
