@@ -148,20 +148,22 @@ public enum SoundBundle {
 /// ```swift
 /// let memory = InMemorySoundDirectory(indexes: ["sfx": indexText], files: ["sfx/stereo/tock.wav"])
 /// let themes = SoundThemeResolver(theme: "sfx", environment: env, inMemory: memory)
-/// themes.lookup("tock")        // .found: "(built in)/sfx/stereo/tock.wav"
+/// themes.lookup("tock")        // .found: "/dev/null/built-in/sfx/stereo/tock.wav"
 /// ```
 ///
-/// Its `path` stands for the directory in the paths the resolver returns. It is not absolute,
-/// and nothing under it is ever looked up on disk.
+/// Its `path` stands for the directory in the paths the resolver returns, and nothing under it
+/// is looked up on disk. The default is a path no file can have (/dev/null is not a directory),
+/// so a program that opens such a path anyway fails instead of reading a file someone planted
+/// (as it could under a relative path).
 public struct InMemorySoundDirectory: Sendable {
-    /// What the directory is called in paths: `(built in)` by default.
+    /// What the directory is called in paths: `/dev/null/built-in` by default.
     public let path: String
     /// `index.theme` text by theme name.
     public let indexes: [String: String]
     /// Every file, relative to the directory (`sfx/stereo/tock.wav`).
     public let files: Set<String>
 
-    public init(path: String = "(built in)", indexes: [String: String], files: Set<String>) {
+    public init(path: String = "/dev/null/built-in", indexes: [String: String], files: Set<String>) {
         self.path = path
         self.indexes = indexes
         self.files = files

@@ -47,7 +47,7 @@ final class BuiltInThemeTests: XCTestCase {
         XCTAssertEqual(names.count, 29)
         for name in names {
             let file = try memory.systemSoundFile(named: name)
-            XCTAssertEqual(file.file, "(built in)/sfx/stereo/\(name).wav")
+            XCTAssertEqual(file.file, "/dev/null/built-in/sfx/stereo/\(name).wav")
             XCTAssertEqual(file.theme, "sfx")
             let id = try memory.systemSound(named: name)
             XCTAssertEqual(id, try disk.systemSound(named: name), name)
@@ -67,7 +67,7 @@ final class BuiltInThemeTests: XCTestCase {
         XCTAssertEqual(memory.map(\.name), disk.map(\.name))
         XCTAssertEqual(memory.map(\.id), disk.map(\.id))
         XCTAssertEqual(memory.map(\.description), disk.map(\.description))
-        XCTAssertEqual(memory.map(\.file), disk.map { "(built in)/sfx/stereo/" + URL(filePath: $0.file).lastPathComponent })
+        XCTAssertEqual(memory.map(\.file), disk.map { "/dev/null/built-in/sfx/stereo/" + URL(filePath: $0.file).lastPathComponent })
     }
 
     func testTheIndexInMemoryIsTheCheckoutsIndex() throws {
@@ -95,7 +95,7 @@ final class BuiltInThemeTests: XCTestCase {
         XCTAssertThrowsError(try library.systemSound(named: "bell")) { error in
             XCTAssertEqual(String(describing: error), "system sound 'bell' is disabled by theme 'sfx' (it has bell.disabled): it plays nothing")
         }
-        XCTAssertEqual(try library.systemSoundFile(named: "tink").file, "(built in)/sfx/stereo/tink.wav")
+        XCTAssertEqual(try library.systemSoundFile(named: "tink").file, "/dev/null/built-in/sfx/stereo/tink.wav")
         // Names sfx does not bundle come from the installed freedesktop theme, as before.
         XCTAssertEqual(try library.systemSoundFile(named: "phone-incoming-call").file,
                        "/usr/share/sounds/freedesktop/stereo/phone-incoming-call.oga")
