@@ -21,6 +21,9 @@ let package = Package(
         .executable(name: "sfx-bench", targets: ["SFXBench"]),
         // The virtual sound card: an ALSA external plugin (ioplug PCM + ctl_ext mixer).
         .library(name: "sfxcard", type: .dynamic, targets: ["SFXCard"]),
+        // For games' own tests: the virtual card (VirtualCard) and, in the same library, its plugin,
+        // so a test target that depends on it gets libSFXTesting.so built beside its test binary.
+        .library(name: "SFXTesting", type: .dynamic, targets: ["SFXTesting"]),
     ],
     targets: [
         // 1. C libraries from Debian.
@@ -35,6 +38,8 @@ let package = Package(
 
         // The virtual card's Swift side: writes its configuration, reads its recordings and events.
         .target(name: "SFXCardSupport"),
+        // What games' tests import: SFXCardSupport, with the plugin linked in.
+        .target(name: "SFXTesting", dependencies: ["SFXCardSupport", "SFXCard"]),
 
         // Small C shims for what Swift cannot import.
         .target(name: "CSFXSystem"),
