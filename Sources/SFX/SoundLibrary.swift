@@ -77,9 +77,14 @@ public final class SoundLibrary: Sendable {
         } catch {
             throw .bundleMissing(String(describing: error))
         }
-        let builtIn = bundle == nil ? BuiltInTheme() : nil
-        self.builtIn = builtIn
-        bundled = bundle.map(BundledCatalog.init(directory:)) ?? builtIn.map(BundledCatalog.init(builtIn:))!
+        if let bundle {
+            builtIn = nil
+            bundled = BundledCatalog(directory: bundle)
+        } else {
+            let theme = BuiltInTheme()
+            builtIn = theme
+            bundled = BundledCatalog(builtIn: theme)
+        }
         decoder = AudioDecoder(format: configuration.format, limits: configuration.limits)
         resolver = SoundThemeResolver(
             theme: configuration.theme, environment: configuration.environment,
