@@ -3,7 +3,7 @@
 //
 // Layers (each target imports only the layers below it):
 //   1. C       CALSA, CSndFile, CSoxr, CGPIOD (system libraries); CSFXSystem, CSFXALSA, CSFXHaptics (shims);
-//              SFXCard (the virtual sound card plugin) and SFXCardSupport (its Swift side)
+//              SFXCard (the virtual sound card plugin) and SFXCardSupport (its Swift side); SFXTesting (both, for games' tests)
 //   2. Core    SFXCore: cues, the mixer, lock-free queues — no devices, no files
 //   3. Media   SFXSoundDesign (the bundled sounds' synthesis), SFXMedia (decode, resample, encode, themes)
 //   4. Device  SFXDevice: ALSA playback, capture and mixer control
