@@ -3,7 +3,7 @@
 //
 // Layers (each target imports only the layers below it):
 //   1. C       CALSA, CSndFile, CSoxr, CEBUR128, CGPIOD (system libraries); CSFXSystem, CSFXALSA, CSFXHaptics (shims);
-//              SFXCard (the virtual sound card plugin) and SFXCardSupport (its Swift side)
+//              SFXCard (the virtual sound card plugin) and SFXCardSupport (its Swift side); SFXTesting (both, for games' tests)
 //   2. Core    SFXCore: cues, the mixer, lock-free queues — no devices, no files
 //   3. Media   SFXSoundDesign (the bundled sounds' synthesis), SFXMedia (decode, resample, encode, themes)
 //   4. Device  SFXDevice: ALSA playback, capture and mixer control
@@ -22,6 +22,9 @@ let package = Package(
         .executable(name: "sfx-fuzz", targets: ["SFXFuzz"]),
         // The virtual sound card: an ALSA external plugin (ioplug PCM + ctl_ext mixer).
         .library(name: "sfxcard", type: .dynamic, targets: ["SFXCard"]),
+        // For games' own tests: the virtual card (VirtualCard) and, in the same library, its plugin,
+        // so a test target that depends on it gets libSFXTesting.so built beside its test binary.
+        .library(name: "SFXTesting", type: .dynamic, targets: ["SFXTesting"]),
     ],
     targets: [
         // 1. C libraries from Debian.
@@ -37,6 +40,8 @@ let package = Package(
 
         // The virtual card's Swift side: writes its configuration, reads its recordings and events.
         .target(name: "SFXCardSupport"),
+        // What games' tests import: SFXCardSupport, with the plugin linked in.
+        .target(name: "SFXTesting", dependencies: ["SFXCardSupport", "SFXCard"]),
 
         // Small C shims for what Swift cannot import.
         .target(name: "CSFXSystem"),
@@ -65,7 +70,7 @@ let package = Package(
         .target(name: "SFXHaptics", dependencies: ["CSFXHaptics", "CGPIOD"]),
 
         // 6. Engine.
-        .target(name: "SFX", dependencies: ["SFXCore", "SFXMedia", "SFXDevice", "SFXHaptics", "CSFXSystem"]),
+        .target(name: "SFX", dependencies: ["SFXCore", "SFXMedia", "SFXSoundDesign", "SFXDevice", "SFXHaptics", "CSFXSystem"]),
 
         // 7. Programs.
         .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport"]),
@@ -83,6 +88,8 @@ let package = Package(
         .testTarget(name: "SFXTests", dependencies: ["SFX", "SFXCardSupport", "CAllocationTrap"]),
         .testTarget(name: "SFXHapticsTests", dependencies: ["SFXHaptics", "CSFXHaptics"]),
         .testTarget(name: "SFXCommandTests", dependencies: ["SFXMedia"]),
+        // A separate game package that depends on this checkout by path, built and run on the virtual card.
+        .testTarget(name: "SFXEmbeddingTests", dependencies: ["SFXTesting", "SFXMedia"]),
         // Against a private PipeWire (Tests/server/pipewire-session), through the pipewire and pulse ALSA plugins.
         .testTarget(name: "SFXServerTests", dependencies: ["SFXDevice"]),
     ]

@@ -25,7 +25,8 @@ public final class SoundLibrary: Sendable {
         public var limits: CueLimits = .standard
         /// The environment the theme lookup reads (XDG_DATA_HOME, XDG_DATA_DIRS, LC_MESSAGES, LANG).
         public var environment: [String: String] = ProcessInfo.processInfo.environment
-        /// sfx's bundled sounds directory; nil finds it next to the program (see `SoundBundle`).
+        /// sfx's bundled sounds directory; nil finds it next to the program (see `SoundBundle`)
+        /// and, when there is none, synthesises the bundled theme in memory, one sound at a time.
         public var bundledSounds: String?
 
         public init() {}
@@ -47,6 +48,8 @@ public final class SoundLibrary: Sendable {
     let decoder: AudioDecoder
     /// Names and ids of the bundled sounds, from the bundled theme's `[X-SFX Sounds]` group.
     let bundled: BundledCatalog
+    /// The bundled theme in memory, when no bundled sounds directory was found.
+    let builtIn: BuiltInTheme?
     private let state = Mutex(State())
 
     private struct Entry {
@@ -60,21 +63,34 @@ public final class SoundLibrary: Sendable {
         var uncatalogued: [String: SoundID] = [:]
     }
 
-    public init(configuration: Configuration = Configuration()) throws(SoundError) {
+    public convenience init(configuration: Configuration = Configuration()) throws(SoundError) {
+        try self.init(configuration: configuration, executablePath: SoundBundle.currentExecutable())
+    }
+
+    /// `executablePath`: the program whose bundled sounds are looked for (tests pass their own).
+    init(configuration: Configuration, executablePath: String?) throws(SoundError) {
         self.configuration = configuration
-        let bundle: String
+        let bundle: String?
         do {
-            bundle = try configuration.bundledSounds ?? SoundBundle.locate(environment: configuration.environment)
+            bundle = try configuration.bundledSounds
+                ?? SoundBundle.find(environment: configuration.environment, executablePath: executablePath)
         } catch {
             throw .bundleMissing(String(describing: error))
         }
-        bundled = BundledCatalog(directory: bundle)
+        if let bundle {
+            builtIn = nil
+            bundled = BundledCatalog(directory: bundle)
+        } else {
+            let theme = BuiltInTheme()
+            builtIn = theme
+            bundled = BundledCatalog(builtIn: theme)
+        }
         decoder = AudioDecoder(format: configuration.format, limits: configuration.limits)
         resolver = SoundThemeResolver(
             theme: configuration.theme, environment: configuration.environment,
             outputProfile: configuration.outputProfile,
             locale: SoundThemeResolver.messagesLocale(environment: configuration.environment),
-            extraBaseDirectories: [bundle])
+            extraBaseDirectories: bundle.map { [$0] } ?? [], inMemory: builtIn?.directory)
     }
 
     // MARK: System sounds
@@ -84,7 +100,7 @@ public final class SoundLibrary: Sendable {
         let match = try resolve(name)
         let id = systemID(named: name) ?? systemID(named: match.matchedName) ?? uncataloguedID(name)
         if state.withLock({ $0.entries[id] != nil }) { return id }
-        let cue = try decode(URL(filePath: match.path), name: name)
+        let cue = if let made = try synthesised(match.path, name: name) { made } else { try decode(URL(filePath: match.path), name: name) }
         return state.withLock { state in
             if state.entries[id] == nil { state.entries[id] = Entry(cue: cue, isSystem: true) }
             return id
@@ -165,6 +181,12 @@ public final class SoundLibrary: Sendable {
 
     private func decode(_ url: URL, name: String) throws(SoundError) -> Cue {
         try SoundError.unwrap(Result { try decoder.decode(contentsOf: url, name: name) })
+    }
+
+    /// The cue of a bundled sound held in memory (nil for a file on disk), synthesised now.
+    private func synthesised(_ path: String, name: String) throws(SoundError) -> Cue? {
+        guard let builtIn else { return nil }
+        return try SoundError.unwrap(Result { try builtIn.cue(at: path, name: name, decoder: decoder) })
     }
 
     private func resolve(_ name: String) throws(SoundError) -> ThemedSound {

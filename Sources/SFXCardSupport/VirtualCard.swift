@@ -198,7 +198,9 @@ public struct VirtualCard: Sendable {
     /// someone else might put one):
     /// 1. `$SFXCARD_PLUGIN`, when set;
     /// 2. `libsfxcard.so` beside the executable — SwiftPM builds it there (`.build/debug/sfx`
-    ///    finds `.build/debug/libsfxcard.so`; test bundles run from the same directory);
+    ///    finds `.build/debug/libsfxcard.so`; test bundles run from the same directory) — or
+    ///    else `libSFXTesting.so`, which holds the plugin too: a game whose test target depends
+    ///    on the `SFXTesting` product gets it built beside its test binary;
     /// 3. `<prefix>/lib/sfx/libsfxcard.so` for an executable installed as `<prefix>/bin/sfx`.
     ///
     /// A candidate found by 2 or 3 is used only when it, and each directory between it and the
@@ -218,6 +220,7 @@ public struct VirtualCard: Sendable {
         let programDirectory = URL(filePath: executablePath).deletingLastPathComponent().standardizedFileURL
         let prefix = programDirectory.deletingLastPathComponent()
         let candidates = [(programDirectory.appending(path: "libsfxcard.so"), programDirectory),
+                          (programDirectory.appending(path: "libSFXTesting.so"), programDirectory),
                           (prefix.appending(path: "lib/sfx/libsfxcard.so"), prefix)]
         for (candidate, anchor) in candidates where FileManager.default.fileExists(atPath: candidate.path) {
             if let problem = TrustedPath.problem(candidate, below: anchor) {
@@ -225,7 +228,7 @@ public struct VirtualCard: Sendable {
             }
             return candidate
         }
-        throw CardError("libsfxcard.so not found beside \(executablePath) or in \(prefix.path)/lib/sfx; build sfx with `swift build` and run the program from .build, install the library there, or set SFXCARD_PLUGIN to it")
+        throw CardError("libsfxcard.so not found beside \(executablePath) (nor libSFXTesting.so) or in \(prefix.path)/lib/sfx; build sfx with `swift build` (a game: depend on the SFXTesting product) and run the program from .build, install the library there, or set SFXCARD_PLUGIN to it")
     }
 
     /// The running executable, from /proc/self/exe.

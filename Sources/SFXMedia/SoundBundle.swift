@@ -23,6 +23,9 @@ import Foundation
 ///
 /// A directory found by 2 or 3 is used only when it and every directory between it and the
 /// prefix or package belong to the user or root and are not writable by every user.
+///
+/// When none is found, `find` gives nil and the engine synthesises the `sfx` theme in memory
+/// (see `InMemorySoundDirectory`): a game binary copied anywhere still has every bundled sound.
 public enum SoundBundle {
     /// The environment variable that overrides the search.
     public static let environmentKey = "SFX_SOUNDS_DIR"
@@ -57,6 +60,19 @@ public enum SoundBundle {
             return found
         }
         throw MediaError(.soundsDirectoryNotFound(searched: searched), subject: "sfx")
+    }
+
+    /// `locate`, but nil instead of an error when no directory is found. A directory that is
+    /// found but not trusted, or an `SFX_SOUNDS_DIR` that names no directory, is still an error:
+    /// something is there, and the user should hear about it.
+    public static func find(environment: [String: String] = ProcessInfo.processInfo.environment,
+                            executablePath: String? = currentExecutable()) throws -> String? {
+        do {
+            return try locate(environment: environment, executablePath: executablePath)
+        } catch let error as MediaError {
+            if case .soundsDirectoryNotFound = error.reason { return nil }
+            throw error
+        }
     }
 
     /// The running executable, from /proc/self/exe.
@@ -122,5 +138,60 @@ public enum SoundBundle {
     private static func isDirectory(_ path: String) -> Bool {
         var isDirectory: ObjCBool = false
         return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+}
+
+/// A `sounds` base directory held in memory for `SoundThemeResolver`: each theme's
+/// `index.theme` text and the paths of its files, whose contents the owner makes when one is
+/// played (the engine synthesises sfx's bundled theme this way when no Sounds/ directory exists).
+///
+/// ```swift
+/// let memory = InMemorySoundDirectory(indexes: ["sfx": indexText], files: ["sfx/stereo/tock.wav"])
+/// let themes = SoundThemeResolver(theme: "sfx", environment: env, inMemory: memory)
+/// themes.lookup("tock")        // .found: "/dev/null/built-in/sfx/stereo/tock.wav"
+/// ```
+///
+/// Its `path` stands for the directory in the paths the resolver returns, and nothing under it
+/// is looked up on disk. The default is a path no file can have (/dev/null is not a directory),
+/// so a program that opens such a path anyway fails instead of reading a file someone planted
+/// (as it could under a relative path).
+public struct InMemorySoundDirectory: Sendable {
+    /// What the directory is called in paths: `/dev/null/built-in` by default.
+    public let path: String
+    /// `index.theme` text by theme name.
+    public let indexes: [String: String]
+    /// Every file, relative to the directory (`sfx/stereo/tock.wav`).
+    public let files: Set<String>
+
+    public init(path: String = "/dev/null/built-in", indexes: [String: String], files: Set<String>) {
+        self.path = path
+        self.indexes = indexes
+        self.files = files
+    }
+
+    /// `path` relative to this directory, or nil when it is not under it.
+    public func relativePath(_ path: String) -> String? {
+        guard path.hasPrefix(self.path + "/") else { return nil }
+        return String(path.dropFirst(self.path.count + 1))
+    }
+
+    /// Whether this directory holds the file `path`; nil when `path` is not under it.
+    func holds(_ path: String) -> Bool? {
+        relativePath(path).map { files.contains($0) }
+    }
+
+    /// The names in `directory` (files and subdirectories); nil when `directory` is not under it.
+    func contentsOfDirectory(_ directory: String) -> [String]? {
+        guard let relative = directory == path ? "" : relativePath(directory) else { return nil }
+        let prefix = relative.isEmpty ? "" : relative + "/"
+        return Array(Set(files.compactMap { file -> String? in
+            guard file.hasPrefix(prefix) else { return nil }
+            return file.dropFirst(prefix.count).split(separator: "/").first.map(String.init)
+        }))
+    }
+
+    /// The parsed index of `theme`, or nil when this directory has none.
+    func index(of theme: String) -> IniFile? {
+        indexes[theme].map(IniFile.init(parsing:))
     }
 }

@@ -46,7 +46,9 @@ public enum SoundLookup: Sendable, Hashable {
 /// **Base directories** (`baseDirectories`), in order: `$XDG_DATA_HOME/sounds` (default
 /// `$HOME/.local/share/sounds`), each `$XDG_DATA_DIRS` entry + `/sounds` (default
 /// `/usr/local/share:/usr/share`; relative entries are ignored), then the caller's extra
-/// directories (the engine appends sfx's bundled Sounds/ last).
+/// directories (the engine appends sfx's bundled Sounds/ last), then the in-memory directory
+/// when given (sfx's bundled theme, synthesised, when no Sounds/ directory was found: see
+/// `InMemorySoundDirectory`).
 ///
 /// **Theme chain**: a theme's `index.theme` is read from the first base directory that has
 /// `<theme>/index.theme`. Its `[Sound Theme]` `Directories` are added in order, each with the
@@ -90,6 +92,8 @@ public struct SoundThemeResolver: Sendable {
     public let themes: [String]
     /// The directories of all themes in the chain, in chain order.
     public let directories: [ThemeDirectory]
+    /// The base directory served from memory, searched last; nil when there is none.
+    public let inMemory: InMemorySoundDirectory?
 
     /// - Parameters:
     ///   - theme: the theme to start from (the engine uses `sfx`, which inherits `freedesktop`).
@@ -97,13 +101,16 @@ public struct SoundThemeResolver: Sendable {
     ///   - outputProfile: the profile to prefer, normally `stereo`.
     ///   - locale: the `LC_MESSAGES` locale (see `messagesLocale(environment:)`).
     ///   - extraBaseDirectories: `sounds` directories searched after the XDG ones.
+    ///   - inMemory: a `sounds` directory held in memory, searched after all the others.
     public init(theme: String = "freedesktop", environment: [String: String], outputProfile: String = "stereo",
-                locale: String = "C", extraBaseDirectories: [String] = []) {
+                locale: String = "C", extraBaseDirectories: [String] = [], inMemory: InMemorySoundDirectory? = nil) {
         self.theme = theme
         self.outputProfile = outputProfile
         self.locale = locale
+        self.inMemory = inMemory
         self.baseDirectories = SoundThemeResolver.xdgSoundDirectories(environment: environment) + extraBaseDirectories
-        var loader = ChainLoader(baseDirectories: baseDirectories)
+            + (inMemory.map { [$0.path] } ?? [])
+        var loader = ChainLoader(baseDirectories: baseDirectories, inMemory: inMemory)
         loader.load(theme)
         loader.load(SoundThemeResolver.fallbackTheme)
         self.themes = loader.themes
@@ -144,7 +151,7 @@ public struct SoundThemeResolver: Sendable {
                         for suffix in SoundThemeResolver.suffixes {
                             let path = [base, place.subpath, localeDirectory, candidate + suffix]
                                 .compactMap { $0 }.joined(separator: "/")
-                            guard SoundThemeResolver.isFile(path) else { continue }
+                            guard isFile(path) else { continue }
                             let sound = ThemedSound(requestedName: name, matchedName: candidate, path: path, theme: place.theme)
                             return suffix == ".disabled" ? .disabled(sound) : .found(sound)
                         }
@@ -163,10 +170,11 @@ public struct SoundThemeResolver: Sendable {
             for base in baseDirectories {
                 for localeDirectory in localeDirectories {
                     let directory = [base, place.subpath, localeDirectory].compactMap { $0 }.joined(separator: "/")
-                    let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+                    let files = inMemory?.contentsOfDirectory(directory)
+                        ?? (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
                     for file in files {
                         guard let suffix = SoundThemeResolver.suffixes.first(where: { file.hasSuffix($0) }),
-                              SoundThemeResolver.isFile(directory + "/" + file) else { continue }
+                              isFile(directory + "/" + file) else { continue }
                         names.insert(String(file.dropLast(suffix.count)))
                     }
                 }
@@ -221,7 +229,9 @@ public struct SoundThemeResolver: Sendable {
         return result
     }
 
-    private static func isFile(_ path: String) -> Bool {
+    /// Whether `path` is a file: in memory for paths under the in-memory directory, else on disk.
+    private func isFile(_ path: String) -> Bool {
+        if let inMemory, let held = inMemory.holds(path) { return held }
         var isDirectory: ObjCBool = false
         return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
     }
@@ -230,12 +240,16 @@ public struct SoundThemeResolver: Sendable {
 /// Loads a theme chain: each theme's directories, then its parents depth-first.
 private struct ChainLoader {
     let baseDirectories: [String]
+    let inMemory: InMemorySoundDirectory?
     var themes: [String] = []
     var directories: [SoundThemeResolver.ThemeDirectory] = []
 
     mutating func load(_ theme: String) {
+        let inMemory = self.inMemory
         guard !themes.contains(theme), !theme.isEmpty, !theme.contains("/"),
-              let index = baseDirectories.lazy.compactMap({ try? IniFile(contentsOf: URL(filePath: "\($0)/\(theme)/index.theme")) }).first
+              let index = baseDirectories.lazy.compactMap({ base in
+                  base == inMemory?.path ? inMemory?.index(of: theme) : try? IniFile(contentsOf: URL(filePath: "\(base)/\(theme)/index.theme"))
+              }).first
         else { return }
         themes.append(theme)
         for directory in index.list(group: "Sound Theme", key: "Directories")
