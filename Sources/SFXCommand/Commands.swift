@@ -186,7 +186,7 @@ enum PlayCommand: Subcommand {
         let session = try EngineSession(arguments)
         let sounds = try arguments.positionals.map { try SoundArgument($0).load(into: session.engine.library) }
         let interrupted = Interruption()
-        interrupted.onInterrupt { session.engine.stopAll(fade: .milliseconds(30)) }
+        interrupted.onInterrupt { try? session.engine.stopAll(fade: .milliseconds(30)) }
         for sound in sounds {
             session.engine.play(sound, volume: volume, pan: pan, loops: loops)
         }

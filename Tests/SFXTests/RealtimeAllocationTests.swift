@@ -38,7 +38,7 @@ final class RealtimeAllocationTests: XCTestCase {
         // Warm up: every code path once, an xrun included.
         for _ in 0..<3 {
             engine.play(tock).stop()
-            engine.play(tone, pan: 0.3).setVolume(0.2)
+            try engine.play(tone, pan: 0.3).setVolume(0.2)
         }
         setup.card.injectXrun()
         XCTAssertTrue(eventually { engine.metrics.xruns >= 1 })
@@ -50,28 +50,28 @@ final class RealtimeAllocationTests: XCTestCase {
 
         allocation_trap_watch_fifo(thread)
         defer { allocation_trap_watch(0) }
-        func plays(_ count: Int) {
+        func plays(_ count: Int) throws {
             for n in 0..<count {
                 let voice = engine.play(n % 2 == 0 ? tock : tone, volume: 0.3, pan: Float(n % 5) / 5 - 0.4,
                                         priority: n % 7 == 0 ? .high : .normal)
-                if n % 3 == 0 { voice.setPan(0.5); voice.setVolume(0.1) }
-                if n % 4 == 0 { voice.stop(fade: .milliseconds(3)) }
+                if n % 3 == 0 { try voice.setPan(0.5); try voice.setVolume(0.1) }
+                if n % 4 == 0 { try voice.stop(fade: .milliseconds(3)) }
                 usleep(2_000)
             }
         }
-        plays(50)
+        try plays(50)
         let xruns = engine.metrics.xruns
         setup.card.injectXrun()
-        plays(50)
+        try plays(50)
         XCTAssertTrue(eventually { engine.metrics.xruns > xruns }, "the xrun went through recovery")
 
         setup.card.disconnect()
         XCTAssertTrue(eventually { events.withLock { $0.contains { if case .deviceLost = $0 { true } else { false } } } })
-        plays(20)
+        try plays(20)
         setup.card.reconnect()
         XCTAssertTrue(eventually { events.withLock { $0.contains { if case .deviceRestored = $0 { true } else { false } } } })
         let rendered = engine.metrics.framesRendered
-        plays(50)
+        try plays(50)
         XCTAssertTrue(engine.waitUntilIdle())
         XCTAssertTrue(eventually { engine.metrics.framesRendered > rendered + 12_000 }, "the real-time loop runs again")
         let calls = allocation_trap_count()
