@@ -61,12 +61,15 @@ final class OutputThread: @unchecked Sendable {
     private var pcm: PCMPlayback?
     private let scratch: UnsafeMutablePointer<Float>
     private let scratchFrames: Int
+    /// Commands taken in one period at most (see `commandBudget(periodFrames:)`).
+    let commandBudget: Int
     /// Free room the notice ring must have before commands are taken (see `takeCommands`).
     private let noticeReserve: Int
 
     init(pcm: PCMPlayback, mixer: Mixer, commands: SPSCRing<MixerCommand>, notices: SPSCRing<OutputNotice>,
-         settings: Settings, noticeReserve: Int) {
+         settings: Settings, commandBudget: Int, noticeReserve: Int) {
         self.pcm = pcm
+        self.commandBudget = commandBudget
         self.noticeReserve = noticeReserve
         self.mixer = mixer
         self.commands = commands
@@ -182,8 +185,8 @@ final class OutputThread: @unchecked Sendable {
             return commands.count > 0
         }
         var taken = 0
-        while taken < OutputThread.commandBudget {
-            let batch = min(OutputThread.eventBatch, OutputThread.commandBudget - taken)
+        while taken < commandBudget {
+            let batch = min(OutputThread.eventBatch, commandBudget - taken)
             let applied = mixer.apply(from: commands, limit: batch)
             taken += applied
             guard applied == batch else { break }
@@ -192,12 +195,14 @@ final class OutputThread: @unchecked Sendable {
         return taken > 0
     }
 
-    /// Commands applied in one period at most. A play costs at most ~1 µs in the release build
-    /// (stealing, which scans the voices, included), so 256 of them take a few percent of a
-    /// 128-frame period at 48 kHz (2.67 ms); a burst larger than this starts over the following
-    /// periods (256 plays every 2.67 ms is 96,000 plays a second). Bench/ measures it:
-    /// `sfx-bench --burst`.
-    static let commandBudget = 256
+    /// Commands applied in one period at most: two per frame of the period (at least 32, at
+    /// most 4,096), so the work they add is the same share of any period. In the release build
+    /// a play costs about 0.3 µs when every voice is busy and it must steal (the costliest kind,
+    /// a scan of the voices): 256 plays and the render of a 128-frame period (2.67 ms at 48 kHz)
+    /// took 85 µs (median) and 214 µs (worst of 510 periods) under SCHED_FIFO; taking a burst of
+    /// 8,000 at once took up to 2.4 ms, nearly the whole period (`sfx-bench --burst`). A larger
+    /// burst starts over the following periods, in order: 96,000 commands a second at 48 kHz.
+    static func commandBudget(periodFrames: Int) -> Int { min(4096, max(32, 2 * periodFrames)) }
 
     static let eventBatch = 128
 
@@ -205,7 +210,7 @@ final class OutputThread: @unchecked Sendable {
     /// every voice sounding can end and each command can end or reject a voice and release a
     /// cue (and each voice being released can release its cue), plus a margin for xrun and
     /// device notices.
-    static func noticeReserve(slots: Int) -> Int { 2 * (slots + commandBudget) + 64 }
+    static func noticeReserve(slots: Int, commandBudget: Int) -> Int { 2 * (slots + commandBudget) + 64 }
 
     @inline(__always)
     private func renderPeriod(frames: Int) {

@@ -22,8 +22,8 @@ import SFXHaptics
 /// ```
 ///
 /// `play` never blocks: it puts one command on a lock-free queue that the real-time thread
-/// takes before each period it renders (up to `OutputThread.commandBudget`, 256, a period; the
-/// rest wait for the next period, in order), so a sound starts in the very next period written
+/// takes before each period it renders (up to two per frame of the period, 256 at the default
+/// 128 frames; the rest wait for the next period, in order), so a sound starts in the very next period written
 /// and reaches the DAC after no more than what the device buffer already holds. The engine
 /// survives xruns (recovers and counts them) and a device that goes away (it keeps mixing by the
 /// clock and reopens the device when it returns).
@@ -161,13 +161,15 @@ public final class SoundEngine: @unchecked Sendable {
         let mixer = Mixer(format: format, configuration: mixerConfiguration)
         let ring = SPSCRing<MixerCommand>(capacity: 8192)
         // Room for several periods' worth of the events the real-time thread keeps room for.
-        let notices = SPSCRing<OutputNotice>(capacity: max(32_768, 4 * OutputThread.noticeReserve(slots: slots)))
+        let budget = OutputThread.commandBudget(periodFrames: pcm.parameters.periodFrames)
+        let reserve = OutputThread.noticeReserve(slots: slots, commandBudget: budget)
+        let notices = SPSCRing<OutputNotice>(capacity: max(32_768, 4 * reserve))
         let idleFrames = configuration.idleTimeout.map { max(1, Int(Double(format.sampleRate) * $0.seconds)) } ?? 0
         output = OutputThread(pcm: pcm, mixer: mixer, commands: ring, notices: notices,
                               settings: .init(request: configuration.output,
                                               realtimePriority: configuration.realtimePriority,
                                               idleFrames: idleFrames),
-                              noticeReserve: OutputThread.noticeReserve(slots: slots))
+                              commandBudget: budget, noticeReserve: reserve)
         commands = CommandQueue(ring: ring, output: output)
         delivery = EventDelivery(notices: notices, output: output, commands: commands)
         delivery.handler = configuration.onEvent
