@@ -67,6 +67,12 @@ public final class SoundEngine: @unchecked Sendable {
         /// Receives engine events from the start (a refused SCHED_FIFO is reported as the output
         /// thread starts); the same as setting `onEvent` later.
         public var onEvent: (@Sendable (EngineEvent) -> Void)?
+        /// Locks the whole process's memory, present and future, into RAM (`mlockall`), so that
+        /// the real-time thread never waits for a page to come back from swap or a file. Off by
+        /// default: it is a decision for the whole program (every later allocation is locked
+        /// too, and counts against RLIMIT_MEMLOCK), which a library should not take alone. When
+        /// refused, the engine plays all the same and reports `.memoryLockRefused`.
+        public var lockMemory = false
 
         public init() {}
 
@@ -116,6 +122,8 @@ public final class SoundEngine: @unchecked Sendable {
         /// delivery thread had fallen behind (its ring lacked room for the events they could
         /// cause). Should stay 0.
         public var heldCommandPeriods: Int
+        /// Whether this engine locked the process's memory (`Configuration.lockMemory`).
+        public var memoryLocked: Bool
 
         public var description: String {
             let rt = realtimeGranted.map { $0 ? "SCHED_FIFO" : "normal priority (SCHED_FIFO refused)" } ?? "starting"
@@ -134,6 +142,7 @@ public final class SoundEngine: @unchecked Sendable {
     private let closed = Atomic<Bool>(false)
     private let outputMixer = Mutex<MixerControl?>(nil)
     private let haptics = Mutex<Vibrator?>(nil)
+    private let memoryLocked: Bool
 
     /// Opens `configuration.output.device` and starts the real-time thread. Throws when the
     /// device cannot be opened (the error names it and the fix) or the sound theme is missing.
@@ -173,6 +182,11 @@ public final class SoundEngine: @unchecked Sendable {
         commands = CommandQueue(ring: ring, output: output)
         delivery = EventDelivery(notices: notices, output: output, commands: commands)
         delivery.handler = configuration.onEvent
+        memoryLocked = configuration.lockMemory && mlockall(MCL_CURRENT | MCL_FUTURE) == 0
+        if configuration.lockMemory, !memoryLocked {
+            delivery.publish(.memoryLockRefused(String(cString: strerror(errno))
+                + "; raise the memlock limit (ulimit -l, memlock in /etc/security/limits.d) or grant CAP_IPC_LOCK"))
+        }
         output.start()
         delivery.start()
     }
@@ -187,6 +201,7 @@ public final class SoundEngine: @unchecked Sendable {
         haptics.withLock { $0?.close() }
         output.stop(drain: drain)
         delivery.stop()
+        if memoryLocked { munlockall() }
     }
 
     // MARK: Sounds
@@ -310,7 +325,8 @@ public final class SoundEngine: @unchecked Sendable {
                        outputThreadID: output.threadID.load(ordering: .acquiring),
                        undeliveredEvents: delivery.backlog,
                        lostEvents: output.lostNotices.load(ordering: .relaxed),
-                       heldCommandPeriods: output.heldCommandPeriods.load(ordering: .relaxed))
+                       heldCommandPeriods: output.heldCommandPeriods.load(ordering: .relaxed),
+                       memoryLocked: memoryLocked)
     }
 
     /// The output's Master (or PCM) playback switch and volume, read from its mixer now, or nil

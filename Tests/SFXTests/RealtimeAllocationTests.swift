@@ -79,3 +79,37 @@ final class RealtimeAllocationTests: XCTestCase {
         XCTAssertEqual(calls, 0, "the real-time loop called the allocator \(calls) times")
     }
 }
+
+/// `Configuration.lockMemory`: the process's pages are locked while the engine runs, and
+/// unlocked when it closes.
+final class MemoryLockTests: XCTestCase {
+    /// VmLck of this process, in kB.
+    func lockedKilobytes() throws -> Int {
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let line = try XCTUnwrap(status.split(separator: "\n").first { $0.hasPrefix("VmLck:") })
+        return try XCTUnwrap(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
+    }
+
+    func testLockMemoryLocksTheProcessWhileTheEngineRuns() throws {
+        let events = Mutex<[EngineEvent]>([])
+        XCTAssertEqual(try lockedKilobytes(), 0)
+        let setup = try EngineOnCard { configuration in
+            configuration.lockMemory = true
+            configuration.onEvent = { event in events.withLock { $0.append(event) } }
+        }
+        XCTAssertTrue(setup.engine.metrics.memoryLocked, "mlockall as root")
+        XCTAssertGreaterThan(try lockedKilobytes(), 1000)
+        setup.engine.play(try setup.engine.systemSound(named: "tock"))
+        XCTAssertTrue(setup.engine.waitUntilIdle())
+        setup.close()
+        XCTAssertEqual(try lockedKilobytes(), 0, "unlocked at close")
+        XCTAssertFalse(events.withLock { $0.contains { if case .memoryLockRefused = $0 { true } else { false } } })
+    }
+
+    func testWithoutLockMemoryNothingIsLocked() throws {
+        let setup = try EngineOnCard()
+        defer { setup.close() }
+        XCTAssertFalse(setup.engine.metrics.memoryLocked)
+        XCTAssertEqual(try lockedKilobytes(), 0)
+    }
+}
