@@ -11,9 +11,10 @@
 /// ```
 ///
 /// ## Real time
-/// Everything is allocated in `init`. `apply`, `render` and `drainEvents` never allocate, lock,
-/// log or retain anything: cues are held as `Unmanaged<Cue>` and voices live in a fixed table,
-/// so they can run on the audio thread. A mixer belongs to one thread at a time: the engine feeds
+/// Everything is allocated in `init`, and written there once so that no page is first touched on
+/// the audio thread. `apply`, `render` and `drainEvents` never allocate, lock, log or retain
+/// anything: cues are held as `Unmanaged<Cue>` and voices live in a fixed table, so they can run
+/// on the audio thread. A mixer belongs to one thread at a time: the engine feeds
 /// it commands through an `SPSCRing<MixerCommand>` (`apply(from:limit:)` takes at most `limit` of
 /// them, so the work of one period is bounded; the rest wait in the ring, in order) and calls
 /// `render` from the audio thread. Its mutable state lives behind pointers allocated in `init`,
@@ -184,7 +185,9 @@ public final class Mixer: @unchecked Sendable {
         buses = .allocate(capacity: SoundGroup.count * c.maxFramesPerRender * format.channels)
         buses.initialize(repeating: 0, count: SoundGroup.count * c.maxFramesPerRender * format.channels)
         events = .allocate(capacity: c.eventCapacity)
+        events.initialize(repeating: (.finished(VoiceID(0)), 0), count: c.eventCapacity)
         releasingCues = .allocate(capacity: max(slotCount, 1))
+        releasingCues.initialize(repeating: (0, 0), count: max(slotCount, 1))
         occupiedWords = max(1, (slotCount + 63) / 64)
         occupied = .allocate(capacity: occupiedWords)
         occupied.initialize(repeating: 0, count: occupiedWords)

@@ -38,6 +38,9 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
         self.capacity = size
         mask = size - 1
         storage = .allocate(capacity: size)
+        // Touch every page now, so that the real-time side never takes a page fault on first use.
+        UnsafeMutableRawPointer(storage).initializeMemory(as: UInt8.self, repeating: 0,
+                                                          count: size * MemoryLayout<Element>.stride)
     }
 
     deinit {
