@@ -12,6 +12,7 @@ import SFXCardSupport
 ///   measured in this process on the mixer alone, for a burst of 8,000 plays of a 2 ms click
 ///   with every voice busy (each play steals): taking at most `budget` commands a period versus
 ///   taking the whole burst in one period, as the engine did before the budget;
+/// - what one play and one stop cost with few and with 4,096 voices sounding (`commandCost`);
 /// - xruns on the virtual card during 10 bursts of 8,000 plays, 0.5 s apart;
 /// - xruns during 3 s of a flood of plays from one thread, as fast as `play` returns.
 ///
@@ -37,6 +38,9 @@ enum Burst {
             print(String(format: "period work, %@: max %.0f µs, p99 %.0f µs, median %.0f µs (a period is %.0f µs); %d periods",
                          label, work.max, work.p99, work.median, 1e6 * Double(period) / 48_000, work.periods))
         }
+        let cost = commandCost()
+        print(String(format: "command cost at 4,096 voices: a play %.2f µs with 0–255 voices sounding, %.2f µs with 3,840–4,095; " +
+                     "a stop %.2f µs with 4,096 sounding", cost.playFew, cost.playMany, cost.stop))
         param.sched_priority = 0
         pthread_setschedparam(pthread_self(), SCHED_OTHER, &param)
         let bursts = try cardBursts(scratch: scratch)
@@ -97,6 +101,43 @@ enum Burst {
         let sorted = times.sorted()
         return Work(max: sorted.last ?? 0, p99: sorted[sorted.count * 99 / 100], median: sorted[sorted.count / 2],
                     periods: sorted.count)
+    }
+
+    /// What a play and a stop cost as the number of sounding voices grows: a mixer of 4,096
+    /// voices (the engine's most) filled by plays of a looping cue, timed 256 at a time, then
+    /// every voice stopped by its id, timed 256 at a time. Best of 5 fillings, µs per command.
+    static func commandCost() -> (playFew: Double, playMany: Double, stop: Double) {
+        let format = AudioFormat(sampleRate: 48_000, channels: 2)
+        let cue = Cue(name: "loop", format: AudioFormat(sampleRate: 48_000, channels: 1),
+                      interleaved: [Float](repeating: 0.01, count: 480))
+        var few = Double.infinity, many = Double.infinity, stop = Double.infinity
+        var voice: UInt64 = 0
+        for _ in 0..<5 {
+            let mixer = Mixer(format: format, configuration: Mixer.Configuration(sampleRate: 48_000, maxVoices: 4096))
+            var first = voice + 1
+            for batch in 0..<16 {
+                let start = now()
+                for _ in 0..<256 {
+                    voice += 1
+                    mixer.apply(.play(PlayRequest(voice: VoiceID(voice), cue: cue, loops: -1)))
+                }
+                let each = (now() - start) / 256
+                if batch == 0 { few = min(few, each) }
+                if batch == 15 { many = min(many, each) }
+                mixer.drainEvents { _, _ in }
+            }
+            for _ in 0..<16 {
+                let start = now()
+                for _ in 0..<256 {
+                    mixer.apply(.stop(VoiceID(first), fadeFrames: 0))
+                    first += 1
+                }
+                stop = min(stop, (now() - start) / 256)
+                mixer.drainEvents { _, _ in }
+            }
+        }
+        withExtendedLifetime(cue) {}
+        return (few, many, stop)
     }
 
     struct CardFigures { var xruns = 0; var plays = 0; var rejected = 0; var completed = 0 }
