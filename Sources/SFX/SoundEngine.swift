@@ -48,11 +48,12 @@ public final class SoundEngine: @unchecked Sendable {
     public struct Configuration: Sendable {
         /// The requested device, rate, channels, period and buffer; `parameters` says what was granted.
         public var output = PlaybackRequest()
-        /// Voices that may sound at once; beyond, the lowest priority and then the oldest is stolen.
+        /// Voices that may sound at once, 1…4096; beyond, the lowest priority and then the
+        /// oldest is stolen.
         public var maxVoices = 64
-        /// The SCHED_FIFO priority asked for the real-time thread.
+        /// The SCHED_FIFO priority asked for the real-time thread, 1…99.
         public var realtimePriority: Int32 = 70
-        /// Close the device after this long without sound (nil keeps it open).
+        /// Close the device after this long without sound, 1 ms…24 h (nil keeps it open).
         public var idleTimeout: Duration?
         /// Where system sounds come from, the cue length limit, and so on.
         public var library = SoundLibrary.Configuration()
