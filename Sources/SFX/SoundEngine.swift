@@ -23,10 +23,10 @@ import SFXHaptics
 ///
 /// `play` never blocks: it puts one command on a lock-free queue that the real-time thread
 /// takes before each period it renders (up to two per frame of the period, 256 at the default
-/// 128 frames; the rest wait for the next period, in order), so a sound starts in the very next period written
-/// and reaches the DAC after no more than what the device buffer already holds. The engine
-/// survives xruns (recovers and counts them) and a device that goes away (it keeps mixing by the
-/// clock and reopens the device when it returns).
+/// 128 frames; the rest wait for the next period, in order), so a sound starts in the very next
+/// period written and reaches the DAC after no more than what the device buffer already holds.
+/// The engine survives xruns (recovers and counts them) and a device that goes away (it keeps
+/// mixing by the clock and reopens the device when it returns).
 ///
 /// ## Completions, events and slow handlers
 /// Completions run one at a time, in the order the plays ended, on a serial queue of the
@@ -43,7 +43,7 @@ import SFXHaptics
 /// ## Numbers
 /// Every number the engine takes is checked: `init` throws a `SettingError` for a configuration
 /// out of range, the setters and fades throw one, and `play` completes with `.rejected` naming
-/// the setting. Nothing traps.
+/// the setting. None of them traps.
 public final class SoundEngine: @unchecked Sendable {
     public struct Configuration: Sendable {
         /// The requested device, rate, channels, period and buffer; `parameters` says what was granted.

@@ -14,10 +14,10 @@
 /// Everything is allocated in `init`, and written there once so that no page is first touched on
 /// the audio thread. `apply`, `render` and `drainEvents` never allocate, lock, log or retain
 /// anything: cues are held as `Unmanaged<Cue>` and voices live in a fixed table, so they can run
-/// on the audio thread. A mixer belongs to one thread at a time: the engine feeds
-/// it commands through an `SPSCRing<MixerCommand>` (`apply(from:limit:)` takes at most `limit` of
-/// them, so the work of one period is bounded; the rest wait in the ring, in order) and calls
-/// `render` from the audio thread. Its mutable state lives behind pointers allocated in `init`,
+/// on the audio thread. A mixer belongs to one thread at a time: the engine feeds it commands
+/// through an `SPSCRing<MixerCommand>` (`apply(from:limit:)` takes at most `limit` of them, so
+/// the work of one period is bounded; the rest wait in the ring, in order) and calls `render`
+/// from the audio thread. Its mutable state lives behind pointers allocated in `init`,
 /// so no access to it needs the runtime's dynamic exclusivity check.
 ///
 /// What one command costs: a play finds a free slot in a bitmap of occupied slots (the lowest
