@@ -25,7 +25,8 @@ enum Burst {
     static let floodSeconds = 3.0
     static let period = 128
 
-    static func run(scratch: URL) throws {
+    /// `lockMemory`: the engines on the card run with `Configuration.lockMemory` (`--lock-memory`).
+    static func run(scratch: URL, lockMemory: Bool) throws {
         let budget = 256
         // Measured under SCHED_FIFO, as the output thread runs, so that other programs' time
         // slices do not count as work.
@@ -43,10 +44,10 @@ enum Burst {
                      "a stop %.2f µs with 4,096 sounding", cost.playFew, cost.playMany, cost.stop))
         param.sched_priority = 0
         pthread_setschedparam(pthread_self(), SCHED_OTHER, &param)
-        let bursts = try cardBursts(scratch: scratch)
+        let bursts = try cardBursts(scratch: scratch, lockMemory: lockMemory)
         print("bursts: \(Self.bursts) × \(burstSize) plays at \(period) × 3: \(bursts.xruns) xruns, " +
               "\(bursts.rejected) plays rejected, \(bursts.completed) of \(bursts.plays) completed")
-        let flood = try cardFlood(scratch: scratch)
+        let flood = try cardFlood(scratch: scratch, lockMemory: lockMemory)
         print(String(format: "flood: %.0f plays/s for %.0f s at %d × 3: %d xruns, %d plays rejected (queue full), %d of %d completed",
                      Double(flood.plays) / floodSeconds, floodSeconds, period, flood.xruns, flood.rejected,
                      flood.completed, flood.plays))
@@ -142,8 +143,8 @@ enum Burst {
 
     struct CardFigures { var xruns = 0; var plays = 0; var rejected = 0; var completed = 0 }
 
-    static func cardBursts(scratch: URL) throws -> CardFigures {
-        try onCard(scratch: scratch, name: "burst") { engine, click, completion in
+    static func cardBursts(scratch: URL, lockMemory: Bool) throws -> CardFigures {
+        try onCard(scratch: scratch, name: "burst", lockMemory: lockMemory) { engine, click, completion in
             var plays = 0
             for _ in 0..<bursts {
                 for _ in 0..<burstSize {
@@ -156,8 +157,8 @@ enum Burst {
         }
     }
 
-    static func cardFlood(scratch: URL) throws -> CardFigures {
-        try onCard(scratch: scratch, name: "flood") { engine, click, completion in
+    static func cardFlood(scratch: URL, lockMemory: Bool) throws -> CardFigures {
+        try onCard(scratch: scratch, name: "flood", lockMemory: lockMemory) { engine, click, completion in
             var plays = 0
             let end = now() + floodSeconds * 1e6
             while now() < end {
@@ -170,11 +171,16 @@ enum Burst {
 
     /// An engine at 128 × 3 on a fresh card that does not record; `body` plays and returns how
     /// many plays it made.
-    static func onCard(scratch: URL, name: String,
+    static func onCard(scratch: URL, name: String, lockMemory: Bool,
                        _ body: (SoundEngine, SoundID, @escaping @Sendable (PlayOutcome) -> Void) throws -> Int) throws -> CardFigures {
         let run = try CardRun(scratch: scratch, name: name, record: false)
         defer { run.remove() }
-        let engine = try SfxOnCard.engine(run, period: period)
+        run.card.makeCurrent()
+        var configuration = SoundEngine.Configuration()
+        configuration.output = PlaybackRequest(device: run.card.pcmName, sampleRate: 48_000, channels: 2,
+                                               periodFrames: period, periodCount: 3)
+        configuration.lockMemory = lockMemory
+        let engine = try SoundEngine(configuration: configuration)
         let click = try engine.load(buffer: Latency.click, sampleRate: 48_000, channels: 1, name: "click")
         let rejected = Atomic<Int>(0)
         let completed = Atomic<Int>(0)
