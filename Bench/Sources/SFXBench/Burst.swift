@@ -17,8 +17,8 @@ import SFXCardSupport
 /// - xruns during 3 s of a flood of plays from one thread, as fast as `play` returns.
 ///
 /// The card xruns are the card's own `underrun` events. Run as root (SCHED_FIFO), on an
-/// otherwise idle machine, in release: `swift build -c release --product sfx-bench &&
-/// .build/release/sfx-bench --burst`.
+/// otherwise idle machine, in release: `swift build -c release --product sfx-bench`, the same
+/// with `--product sfxcard`, then `.build/release/sfx-bench --burst`.
 enum Burst {
     static let burstSize = 8_000
     static let bursts = 10
