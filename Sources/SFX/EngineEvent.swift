@@ -40,6 +40,15 @@ public enum EngineEvent: Sendable, Equatable, CustomStringConvertible {
     case realtimePriorityRefused(String)
     /// An alert could neither play nor vibrate; the text says why.
     case alertUnheard(String)
+    /// Completions and events are waiting for slow handlers: `waiting` of them (reported at
+    /// 1,024, then each time the count doubles). Sound is not affected; see `SoundEngine`.
+    case deliveryBehind(waiting: Int)
+    /// `Configuration.lockMemory` was asked for and `mlockall` refused; the text says why and
+    /// what to change. The engine plays all the same.
+    case memoryLockRefused(String)
+    /// The real-time thread could not hand over some reports (never completions): `total`
+    /// since the engine opened.
+    case eventsLost(total: Int)
 
     public var description: String {
         switch self {
@@ -50,6 +59,9 @@ public enum EngineEvent: Sendable, Equatable, CustomStringConvertible {
         case .voiceStolen(let v): "\(v) stolen"
         case .realtimePriorityRefused(let why): "SCHED_FIFO refused: \(why)"
         case .alertUnheard(let why): "alert unheard: \(why)"
+        case .deliveryBehind(let waiting): "\(waiting) completions and events wait for slow handlers"
+        case .memoryLockRefused(let why): "memory lock refused: \(why)"
+        case .eventsLost(let total): "\(total) reports of the real-time thread lost"
         }
     }
 }

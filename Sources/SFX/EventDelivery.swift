@@ -3,12 +3,18 @@ import Synchronization
 import SFXCore
 import SFXDevice
 
-/// The engine's ordinary (not real-time) thread that turns what the output thread reports into
-/// completions, engine events and freed cues.
+/// Turns what the output thread reports into completions, engine events and freed cues, off
+/// the real-time thread, in two stages so that a slow handler never stops the first:
 ///
-/// It polls the notice ring (the real-time thread never signals anyone): every 2 ms while plays
-/// are pending, every 10 ms otherwise. Completions are
-/// called with no lock held, so they may call the engine.
+/// 1. The engine's `sfx-events` thread polls the notice ring (the real-time thread never
+///    signals anyone) every 2 ms while plays are pending, every 10 ms otherwise. It does the
+///    bookkeeping at once (the play is no longer pending, a released cue is freed) and queues
+///    the calls to make. It never calls user code, so it keeps the ring drained.
+/// 2. Two serial dispatch queues make the calls, in order: one runs completions, the other
+///    engine events (so a blocking completion does not hold back an xrun or device report, nor
+///    the reverse). What waits there is bounded by the plays made while a handler blocks.
+///
+/// Handlers are called with no lock held, so they may call the engine.
 final class EventDelivery: @unchecked Sendable {
     typealias Completion = @Sendable (PlayOutcome) -> Void
 
@@ -33,11 +39,25 @@ final class EventDelivery: @unchecked Sendable {
     private let state = Mutex(State())
     private let finished = DispatchSemaphore(value: 0)
     private let commands: CommandQueue
+    private let completionQueue = DispatchQueue(label: "sfx-completions")
+    private let eventQueue = DispatchQueue(label: "sfx-event-handlers")
+    /// Marks the two queues, so that `stop()` called from a handler does not wait for itself.
+    private static let handlerQueueKey = DispatchSpecificKey<Bool>()
+    /// Calls queued and not yet made.
+    private let queued = Atomic<Int>(0)
     private var reportedRealtime = false
+    private var reportedLost = 0
+    /// The backlog at which `.deliveryBehind` is reported next; doubles each time, back to the
+    /// first threshold once everything has been delivered.
+    private var behindThreshold = EventDelivery.firstBehindThreshold
+    static let firstBehindThreshold = 1024
+
     init(notices: SPSCRing<OutputNotice>, output: OutputThread, commands: CommandQueue) {
         self.notices = notices
         self.output = output
         self.commands = commands
+        completionQueue.setSpecific(key: Self.handlerQueueKey, value: true)
+        eventQueue.setSpecific(key: Self.handlerQueueKey, value: true)
     }
 
     func start() {
@@ -46,7 +66,8 @@ final class EventDelivery: @unchecked Sendable {
         thread.start()
     }
 
-    /// Stops the thread after the output thread has stopped; what is still pending completes as `.stopped`.
+    /// Stops the thread after the output thread has stopped; what is still pending completes as
+    /// `.stopped`. Waits until every queued call has been made, unless called from a handler.
     func stop() {
         state.withLock { $0.stopped = true }
         finished.wait()
@@ -55,14 +76,21 @@ final class EventDelivery: @unchecked Sendable {
             defer { state.pending = [:]; state.retiring = [:]; state.streams = [:] }
             return (Array(state.pending.values), Array(state.streams.values))
         }
-        for pending in left { pending.completion?(.stopped) }
-        for stream in streams { stream.finish() }
+        for pending in left { enqueue(on: completionQueue) { pending.completion?(.stopped) } }
+        enqueue(on: eventQueue) { for stream in streams { stream.finish() } }
+        if DispatchQueue.getSpecific(key: Self.handlerQueueKey) == nil {
+            completionQueue.sync {}
+            eventQueue.sync {}
+        }
     }
 
     var handler: (@Sendable (EngineEvent) -> Void)? {
         get { state.withLock { $0.handler } }
         set { state.withLock { $0.handler = newValue } }
     }
+
+    /// Completions and events handed over and not yet delivered (the notice ring included).
+    var backlog: Int { queued.load(ordering: .relaxed) + notices.count }
 
     func makeStream() -> AsyncStream<EngineEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: EngineEvent.self, bufferingPolicy: .bufferingNewest(1024))
@@ -97,14 +125,15 @@ final class EventDelivery: @unchecked Sendable {
         }
     }
 
-    /// Waits until no play is pending.
+    /// Waits until no play is pending and every queued completion has been called.
     func waitUntilNoVoices(timeout: Duration) -> Bool {
         let deadline = ContinuousClock.now + timeout
+        func idle() -> Bool { state.withLock { $0.pending.isEmpty } && queued.load(ordering: .acquiring) == 0 }
         while ContinuousClock.now < deadline {
-            if state.withLock({ $0.pending.isEmpty || $0.stopped }) { return true }
+            if idle() || state.withLock({ $0.stopped }) { return true }
             usleep(5_000)
         }
-        return state.withLock { $0.pending.isEmpty }
+        return idle()
     }
 
     // MARK: The thread
@@ -114,6 +143,7 @@ final class EventDelivery: @unchecked Sendable {
         while !state.withLock({ $0.stopped }) {
             drain()
             retrySends()
+            watchBacklog()
             // Completions promptly while plays are pending; other events within 10 ms.
             usleep(state.withLock { $0.pending.isEmpty } ? 10_000 : 2_000)
         }
@@ -126,6 +156,22 @@ final class EventDelivery: @unchecked Sendable {
         }
         let failed = keys.filter { !commands.send(.releaseCue($0)) }
         if !failed.isEmpty { state.withLock { $0.unsentReleases += failed } }
+    }
+
+    /// Reports a growing backlog (slow handlers) and reports the output thread lost.
+    private func watchBacklog() {
+        let waiting = backlog
+        if waiting >= behindThreshold {
+            publish(.deliveryBehind(waiting: waiting))
+            behindThreshold *= 2
+        } else if waiting == 0 {
+            behindThreshold = Self.firstBehindThreshold
+        }
+        let lost = output.lostNotices.load(ordering: .relaxed)
+        if lost > reportedLost {
+            reportedLost = lost
+            publish(.eventsLost(total: lost))
+        }
     }
 
     /// Handles everything the output thread has reported.
@@ -168,12 +214,25 @@ final class EventDelivery: @unchecked Sendable {
             return
         }
         guard let voice = event.voice, let pending = state.withLock({ $0.pending.removeValue(forKey: voice) }) else { return }
-        pending.completion?(outcome)
+        if let completion = pending.completion {
+            enqueue(on: completionQueue) { completion(outcome) }
+        }
     }
 
+    /// Delivers an event to `onEvent` and every stream, in order, on the event queue.
     func publish(_ event: EngineEvent) {
-        let (handler, streams) = state.withLock { ($0.handler, Array($0.streams.values)) }
-        handler?(event)
-        for stream in streams { stream.yield(event) }
+        enqueue(on: eventQueue) { [self] in
+            let (handler, streams) = state.withLock { ($0.handler, Array($0.streams.values)) }
+            handler?(event)
+            for stream in streams { stream.yield(event) }
+        }
+    }
+
+    private func enqueue(on queue: DispatchQueue, _ call: @escaping @Sendable () -> Void) {
+        queued.wrappingAdd(1, ordering: .relaxed)
+        queue.async { [self] in
+            call()
+            queued.wrappingSubtract(1, ordering: .releasing)
+        }
     }
 }

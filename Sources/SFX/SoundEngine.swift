@@ -22,20 +22,38 @@ import SFXHaptics
 /// ```
 ///
 /// `play` never blocks: it puts one command on a lock-free queue that the real-time thread
-/// empties before each period it renders, so a sound starts in the very next period written
-/// and reaches the DAC after no more than what the device buffer already holds. Completions and
-/// `events` are delivered on an ordinary thread of the engine's; calling any engine method from
-/// them is safe. The engine survives xruns (recovers and counts them) and a device that goes
-/// away (it keeps mixing by the clock and reopens the device when it returns).
+/// takes before each period it renders (up to two per frame of the period, 256 at the default
+/// 128 frames; the rest wait for the next period, in order), so a sound starts in the very next
+/// period written and reaches the DAC after no more than what the device buffer already holds.
+/// The engine survives xruns (recovers and counts them) and a device that goes away (it keeps
+/// mixing by the clock and reopens the device when it returns).
+///
+/// ## Completions, events and slow handlers
+/// Completions run one at a time, in the order the plays ended, on a serial queue of the
+/// engine's; `events` and `onEvent` on another. Calling any engine method from them is safe
+/// (`close()` from one does not wait for that handler). A thread of the engine's moves what the
+/// real-time thread reports into those queues as it comes, whatever the handlers do, so a slow or
+/// blocking handler costs only this: the completions (or events) after it wait for it, held in
+/// memory (about 100 bytes each, `metrics.undeliveredEvents` counts them, and
+/// `.deliveryBehind` reports when 1,024, 2,048, 4,096… are waiting); sounds keep starting and
+/// ending on time, and no completion is lost. Completion handlers do not delay engine events,
+/// nor the reverse. Should the engine's own thread fall behind, the real-time thread holds back
+/// commands (`metrics.heldCommandPeriods`) rather than drop a completion.
+///
+/// ## Numbers
+/// Every number the engine takes is checked: `init` throws a `SettingError` for a configuration
+/// out of range, the setters and fades throw one, and `play` completes with `.rejected` naming
+/// the setting. None of them traps.
 public final class SoundEngine: @unchecked Sendable {
     public struct Configuration: Sendable {
         /// The requested device, rate, channels, period and buffer; `parameters` says what was granted.
         public var output = PlaybackRequest()
-        /// Voices that may sound at once; beyond, the lowest priority and then the oldest is stolen.
+        /// Voices that may sound at once, 1…4096; beyond, the lowest priority and then the
+        /// oldest is stolen.
         public var maxVoices = 64
-        /// The SCHED_FIFO priority asked for the real-time thread.
+        /// The SCHED_FIFO priority asked for the real-time thread, 1…99.
         public var realtimePriority: Int32 = 70
-        /// Close the device after this long without sound (nil keeps it open).
+        /// Close the device after this long without sound, 1 ms…24 h (nil keeps it open).
         public var idleTimeout: Duration?
         /// Where system sounds come from, the cue length limit, and so on.
         public var library = SoundLibrary.Configuration()
@@ -50,8 +68,31 @@ public final class SoundEngine: @unchecked Sendable {
         /// Receives engine events from the start (a refused SCHED_FIFO is reported as the output
         /// thread starts); the same as setting `onEvent` later.
         public var onEvent: (@Sendable (EngineEvent) -> Void)?
+        /// Locks the whole process's memory, present and future, into RAM (`mlockall`), so that
+        /// the real-time thread never waits for a page to come back from swap or a file. Off by
+        /// default: it is a decision for the whole program (every later allocation is locked
+        /// too, and counts against RLIMIT_MEMLOCK), which a library should not take alone. When
+        /// refused, the engine plays all the same and reports `.memoryLockRefused`.
+        public var lockMemory = false
 
         public init() {}
+
+        /// What `maxVoices` may be.
+        public static let voiceLimits = 1...4096
+        /// What `realtimePriority` may be: SCHED_FIFO's range.
+        public static let realtimePriorities = 1...99
+        /// What `idleTimeout` may be when it is not nil.
+        public static let idleTimeouts = Duration.milliseconds(1)...Duration.seconds(86_400)
+
+        /// Throws for the first number out of its range (the device's numbers in `output` first).
+        public func validate() throws(SettingError) {
+            if let bad = output.invalidSetting {
+                throw SettingError(setting: "output.\(bad.setting)", value: bad.value, allowed: bad.allowed)
+            }
+            try SettingError.check("maxVoices", maxVoices, in: Self.voiceLimits)
+            try SettingError.check("realtimePriority", Int(realtimePriority), in: Self.realtimePriorities)
+            if let idleTimeout { try SettingError.check("idleTimeout", idleTimeout, in: Self.idleTimeouts) }
+        }
     }
 
     /// What the engine runs with now.
@@ -74,6 +115,19 @@ public final class SoundEngine: @unchecked Sendable {
         public var framesRendered: Int
         /// The kernel's thread id of the real-time thread (see it with `chrt -p ID` or `top -H`).
         public var outputThreadID: Int32
+        /// Completions and events handed over by the real-time thread and not yet delivered:
+        /// high while a completion or event handler is slow (see `SoundEngine` on slow handlers).
+        public var undeliveredEvents: Int
+        /// Reports the real-time thread could not hand over because its ring to the delivery
+        /// thread was full. Completions are never among them (the real-time thread holds back
+        /// commands instead); only xrun notices could be. Should stay 0.
+        public var lostEvents: Int
+        /// Periods in which the real-time thread left queued commands for later because the
+        /// delivery thread had fallen behind (its ring lacked room for the events they could
+        /// cause). Should stay 0.
+        public var heldCommandPeriods: Int
+        /// Whether this engine locked the process's memory (`Configuration.lockMemory`).
+        public var memoryLocked: Bool
 
         public var description: String {
             let rt = realtimeGranted.map { $0 ? "SCHED_FIFO" : "normal priority (SCHED_FIFO refused)" } ?? "starting"
@@ -92,10 +146,18 @@ public final class SoundEngine: @unchecked Sendable {
     private let closed = Atomic<Bool>(false)
     private let outputMixer = Mutex<MixerControl?>(nil)
     private let haptics = Mutex<Vibrator?>(nil)
+    private let memoryLocked: Bool
 
     /// Opens `configuration.output.device` and starts the real-time thread. Throws when the
     /// device cannot be opened (the error names it and the fix) or the sound theme is missing.
-    public init(configuration: Configuration = Configuration()) throws {
+    public convenience init(configuration: Configuration = Configuration()) throws {
+        try self.init(configuration: configuration, validating: true)
+    }
+
+    /// `validating: false` lets tests open an engine with a value the checks refuse (a SCHED_FIFO
+    /// priority the kernel refuses, to test that refusal).
+    init(configuration: Configuration, validating: Bool) throws {
+        if validating { try configuration.validate() }
         let pcm = try PCMPlayback(configuration.output)
         let format = pcm.parameters.audioFormat
         var libraryConfiguration = configuration.library
@@ -105,18 +167,30 @@ public final class SoundEngine: @unchecked Sendable {
         var mixerConfiguration = Mixer.Configuration()
         mixerConfiguration.maxVoices = configuration.maxVoices
         mixerConfiguration.maxFramesPerRender = max(pcm.parameters.bufferFrames, 4096)
+        // Every voice can end in one render, and each command between two hand-overs can end
+        // or reject a voice and release a cue.
+        let slots = mixerConfiguration.maxVoices + mixerConfiguration.tailVoices
+        mixerConfiguration.eventCapacity = max(1024, 2 * slots + 4 * OutputThread.eventBatch)
         let mixer = Mixer(format: format, configuration: mixerConfiguration)
         let ring = SPSCRing<MixerCommand>(capacity: 8192)
-        // Room for an event per queued command and more, so a full command queue cannot lose one.
-        let notices = SPSCRing<OutputNotice>(capacity: 32_768)
-        let idleFrames = configuration.idleTimeout.map { Int(Double(format.sampleRate) * $0.seconds) } ?? 0
+        // Room for several periods' worth of the events the real-time thread keeps room for.
+        let budget = OutputThread.commandBudget(periodFrames: pcm.parameters.periodFrames)
+        let reserve = OutputThread.noticeReserve(slots: slots, commandBudget: budget)
+        let notices = SPSCRing<OutputNotice>(capacity: max(32_768, 4 * reserve))
+        let idleFrames = configuration.idleTimeout.map { max(1, Int(Double(format.sampleRate) * $0.seconds)) } ?? 0
         output = OutputThread(pcm: pcm, mixer: mixer, commands: ring, notices: notices,
                               settings: .init(request: configuration.output,
                                               realtimePriority: configuration.realtimePriority,
-                                              idleFrames: idleFrames))
+                                              idleFrames: idleFrames),
+                              commandBudget: budget, noticeReserve: reserve)
         commands = CommandQueue(ring: ring, output: output)
         delivery = EventDelivery(notices: notices, output: output, commands: commands)
         delivery.handler = configuration.onEvent
+        memoryLocked = configuration.lockMemory && mlockall(MCL_CURRENT | MCL_FUTURE) == 0
+        if configuration.lockMemory, !memoryLocked {
+            delivery.publish(.memoryLockRefused(String(cString: strerror(errno))
+                + "; raise the memlock limit (ulimit -l, memlock in /etc/security/limits.d) or grant CAP_IPC_LOCK"))
+        }
         output.start()
         delivery.start()
     }
@@ -131,6 +205,7 @@ public final class SoundEngine: @unchecked Sendable {
         haptics.withLock { $0?.close() }
         output.stop(drain: drain)
         delivery.stop()
+        if memoryLocked { munlockall() }
     }
 
     // MARK: Sounds
@@ -162,8 +237,11 @@ public final class SoundEngine: @unchecked Sendable {
 
     /// Starts a sound and returns its voice at once; never blocks.
     ///
+    /// A number out of range does not start the sound: the completion gets `.rejected` with the
+    /// `SettingError`'s line.
+    ///
     /// - Parameters:
-    ///   - volume: linear gain, 1 as recorded.
+    ///   - volume: linear gain, 1 as recorded: 0…16 (`Mixer.maximumGain`).
     ///   - pan: −1 left … 1 right (constant power for mono sounds, balance for stereo ones).
     ///   - loops: extra repeats: 0 plays once, −1 until stopped.
     ///   - group: for group gain, mute and stop.
@@ -175,6 +253,15 @@ public final class SoundEngine: @unchecked Sendable {
                      group: SoundGroup = .effects, priority: VoicePriority = .normal, maxInstances: Int = 0,
                      completion: (@Sendable (PlayOutcome) -> Void)? = nil) -> Voice {
         let voice = Voice(id: VoiceID(nextVoice.wrappingAdd(1, ordering: .relaxed).oldValue), engine: self)
+        do throws(SettingError) {
+            try Self.checkGain("volume", volume)
+            try Self.checkPan(pan)
+            try SettingError.check("loops", loops, in: -1...Int.max)
+            try SettingError.check("maxInstances", maxInstances, in: 0...Int.max)
+        } catch {
+            completion?(.rejected(error.description))
+            return voice
+        }
         guard let cue = library.cue(for: id) else {
             completion?(.rejected(SoundError.unknownID(id).description))
             return voice
@@ -191,24 +278,40 @@ public final class SoundEngine: @unchecked Sendable {
         return voice
     }
 
-    /// Fades out every voice.
-    public func stopAll(fade: Duration = .milliseconds(5)) {
-        send(.stopAll(fadeFrames: frames(fade)))
+    /// Fades out every voice over 5 ms.
+    public func stopAll() { send(.stopAll(fadeFrames: frames(Self.defaultFade))) }
+
+    /// Fades out every voice over `fade` (0…60 s).
+    public func stopAll(fade: Duration) throws(SettingError) {
+        send(.stopAll(fadeFrames: try checkedFrames(fade)))
     }
 
-    /// Fades out every voice of one group.
-    public func stop(group: SoundGroup, fade: Duration = .milliseconds(5)) {
-        send(.stopGroup(group, fadeFrames: frames(fade)))
+    /// Fades out every voice of one group over 5 ms.
+    public func stop(group: SoundGroup) { send(.stopGroup(group, fadeFrames: frames(Self.defaultFade))) }
+
+    /// Fades out every voice of one group over `fade` (0…60 s).
+    public func stop(group: SoundGroup, fade: Duration) throws(SettingError) {
+        send(.stopGroup(group, fadeFrames: try checkedFrames(fade)))
     }
 
-    /// Sets a group's gain (smoothed).
-    public func setGain(_ gain: Float, for group: SoundGroup) { send(.setGroupGain(group, gain)) }
+    /// Sets a group's gain, 0…16 (smoothed).
+    public func setGain(_ gain: Float, for group: SoundGroup) throws(SettingError) {
+        try Self.checkGain("group gain", gain)
+        send(.setGroupGain(group, gain))
+    }
 
     /// Mutes or unmutes a group (smoothed).
     public func setMuted(_ muted: Bool, group: SoundGroup) { send(.setGroupMuted(group, muted)) }
 
-    /// Sets the gain of everything (smoothed).
-    public func setMasterGain(_ gain: Float) { send(.setMasterGain(gain)) }
+    /// Sets the gain of everything, 0…16 (smoothed).
+    public func setMasterGain(_ gain: Float) throws(SettingError) {
+        try Self.checkGain("master gain", gain)
+        send(.setMasterGain(gain))
+    }
+
+    /// The fades a stop may have.
+    public static let fades = Duration.zero...Duration.seconds(60)
+    static let defaultFade = Duration.milliseconds(5)
 
     // MARK: State
 
@@ -225,7 +328,11 @@ public final class SoundEngine: @unchecked Sendable {
                        deviceOpen: output.deviceOpen.load(ordering: .relaxed) == 1,
                        deviceLost: output.deviceLost.load(ordering: .relaxed),
                        framesRendered: output.framesRendered.load(ordering: .relaxed),
-                       outputThreadID: output.threadID.load(ordering: .acquiring))
+                       outputThreadID: output.threadID.load(ordering: .acquiring),
+                       undeliveredEvents: delivery.backlog,
+                       lostEvents: output.lostNotices.load(ordering: .relaxed),
+                       heldCommandPeriods: output.heldCommandPeriods.load(ordering: .relaxed),
+                       memoryLocked: memoryLocked)
     }
 
     /// The output's Master (or PCM) playback switch and volume, read from its mixer now, or nil
@@ -280,6 +387,20 @@ public final class SoundEngine: @unchecked Sendable {
     func frames(_ duration: Duration) -> Int {
         Int((duration.seconds * Double(output.currentParameters.sampleRate)).rounded())
     }
+
+    /// `fade` in frames, once it is known to be in `fades`.
+    func checkedFrames(_ fade: Duration) throws(SettingError) -> Int {
+        try SettingError.check("fade", fade, in: Self.fades)
+        return frames(fade)
+    }
+
+    static func checkGain(_ setting: String, _ gain: Float) throws(SettingError) {
+        try SettingError.check(setting, gain, in: 0...Mixer.maximumGain)
+    }
+
+    static func checkPan(_ pan: Float) throws(SettingError) {
+        try SettingError.check("pan", pan, in: -1...1)
+    }
 }
 
 /// The many-producer side of the real-time thread's command ring: producers take turns on a
@@ -314,17 +435,31 @@ public struct Voice: Sendable, Hashable {
         self.engine = WeakEngine(engine)
     }
 
-    /// Fades the voice out; its completion says `.stopped`.
-    public func stop(fade: Duration = .milliseconds(5)) {
+    /// Fades the voice out over 5 ms; its completion says `.stopped`.
+    public func stop() {
+        guard let engine = engine.value else { return }
+        engine.send(.stop(id, fadeFrames: engine.frames(SoundEngine.defaultFade)))
+    }
+
+    /// Fades the voice out over `fade` (0…60 s; the shortest fade is the 0.3 ms declick); its
+    /// completion says `.stopped`.
+    public func stop(fade: Duration) throws(SettingError) {
+        try SettingError.check("fade", fade, in: SoundEngine.fades)
         guard let engine = engine.value else { return }
         engine.send(.stop(id, fadeFrames: engine.frames(fade)))
     }
 
-    /// Changes the volume, smoothly.
-    public func setVolume(_ volume: Float) { engine.value?.send(.setGain(id, volume)) }
+    /// Changes the volume, 0…16, smoothly.
+    public func setVolume(_ volume: Float) throws(SettingError) {
+        try SoundEngine.checkGain("volume", volume)
+        engine.value?.send(.setGain(id, volume))
+    }
 
-    /// Changes the pan, smoothly.
-    public func setPan(_ pan: Float) { engine.value?.send(.setPan(id, pan)) }
+    /// Changes the pan, −1…1, smoothly.
+    public func setPan(_ pan: Float) throws(SettingError) {
+        try SoundEngine.checkPan(pan)
+        engine.value?.send(.setPan(id, pan))
+    }
 
     public static func == (a: Voice, b: Voice) -> Bool { a.id == b.id }
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }

@@ -250,7 +250,7 @@ enum PlayCommand: Subcommand {
             try SoundArgument($0).load(into: session.engine.library, normalize: normalize)
         }
         let interrupted = Interruption()
-        interrupted.onInterrupt { session.engine.stopAll(fade: .milliseconds(30)) }
+        interrupted.onInterrupt { try? session.engine.stopAll(fade: .milliseconds(30)) }
         for sound in sounds {
             session.engine.play(sound, volume: volume, pan: pan, loops: loops)
         }

@@ -11,10 +11,21 @@
 /// ```
 ///
 /// ## Real time
-/// Everything is allocated in `init`. `apply`, `render` and `drainEvents` never allocate, lock,
-/// log or retain anything: cues are held as `Unmanaged<Cue>` and voices live in a fixed table,
-/// so they can run on the audio thread. A mixer belongs to one thread at a time: the engine feeds
-/// it commands through an `SPSCRing<MixerCommand>` and calls `render` from the audio thread.
+/// Everything is allocated in `init`, and written there once so that no page is first touched on
+/// the audio thread. `apply`, `render` and `drainEvents` never allocate, lock, log or retain
+/// anything: cues are held as `Unmanaged<Cue>` and voices live in a fixed table, so they can run
+/// on the audio thread. A mixer belongs to one thread at a time: the engine feeds it commands
+/// through an `SPSCRing<MixerCommand>` (`apply(from:limit:)` takes at most `limit` of them, so
+/// the work of one period is bounded; the rest wait in the ring, in order) and calls `render`
+/// from the audio thread. Its mutable state lives behind pointers allocated in `init`,
+/// so no access to it needs the runtime's dynamic exclusivity check.
+///
+/// What one command costs: a play finds a free slot in a bitmap of occupied slots (the lowest
+/// free slot, one find-first-set per 64 slots) and registers its `VoiceID` in an open-addressing
+/// table (half full at most), so a play, `stop`, `setGain` and `setPan` take constant time
+/// whatever the number of voices. Scanning the voices happens only where the answer depends on
+/// all of them: stealing when every voice is busy, an instance cap (`maxInstances` > 0), cutting
+/// a tail when every tail slot is busy, and the stops of a group, of everything or of a cue.
 ///
 /// ## What one voice sounds like
 /// Each output sample of a voice is `cue sample × channel gain × envelope`, and voices are summed
@@ -107,36 +118,60 @@ public final class Mixer: @unchecked Sendable {
     public let configuration: Configuration
 
     /// Frames rendered since the mixer was made: the time base of events.
-    public private(set) var frameTime = 0
+    public var frameTime: Int { state.pointee.frameTime }
     /// Voices sounding, fading tails included.
-    public private(set) var activeVoiceCount = 0
+    public var activeVoiceCount: Int { state.pointee.activeVoiceCount }
     /// Voices sounding and not fading out: the ones counted against `maxVoices`.
-    public private(set) var playingVoiceCount = 0
+    public var playingVoiceCount: Int { state.pointee.playingVoiceCount }
     /// Voices stolen so far, by the voice limit or an instance cap.
-    public private(set) var stolenCount = 0
+    public var stolenCount: Int { state.pointee.stolenCount }
     /// Play requests rejected so far.
-    public private(set) var rejectedCount = 0
+    public var rejectedCount: Int { state.pointee.rejectedCount }
     /// Events lost because the event buffer was full.
-    public private(set) var droppedEventCount = 0
+    public var droppedEventCount: Int { state.pointee.droppedEventCount }
 
     private struct Group {
         var gain = Ramp(1)
         var mute = Ramp(1)
     }
 
+    /// Everything that changes as the mixer runs, in memory of its own: `let` pointers need no
+    /// exclusivity checks, stored `var`s of a class do.
+    private struct State {
+        var frameTime = 0
+        var activeVoiceCount = 0
+        var playingVoiceCount = 0
+        var stolenCount = 0
+        var rejectedCount = 0
+        var droppedEventCount = 0
+        var eventCount = 0
+        var releasingCount = 0
+        var master = Ramp(1)
+        var limiter: Limiter
+        var playCount: UInt64 = 0
+    }
+
+    /// One entry of the `VoiceID` → slot table; `slot` < 0 marks an empty entry.
+    private struct IndexEntry {
+        var id: UInt64 = 0
+        var slot: Int32 = -1
+    }
+
     private let slotCount: Int
     private let voices: UnsafeMutablePointer<Voice>
+    /// One bit per slot, set while the slot holds a voice; bits past `slotCount` stay set.
+    private let occupied: UnsafeMutablePointer<UInt64>
+    private let occupiedWords: Int
+    /// Open addressing with linear probing, at least twice as many entries as slots.
+    private let index: UnsafeMutablePointer<IndexEntry>
+    private let indexMask: Int
     private let groups: UnsafeMutablePointer<Group>
     /// One bus per group, `maxFramesPerRender × channels` samples each.
     private let buses: UnsafeMutablePointer<Float>
     private let events: UnsafeMutablePointer<(MixerEvent, Int)>
-    private var eventCount = 0
     /// Cues being released: their keys, and the frame at which their latest voice ended.
     private let releasingCues: UnsafeMutablePointer<(key: UInt32, lastEnd: Int)>
-    private var releasingCount = 0
-    private var master = Ramp(1)
-    private var limiter: Limiter
-    private var playCount: UInt64 = 0
+    private let state: UnsafeMutablePointer<State>
 
     public init(format: AudioFormat, configuration: Configuration) {
         let c = configuration.normalized
@@ -150,8 +185,20 @@ public final class Mixer: @unchecked Sendable {
         buses = .allocate(capacity: SoundGroup.count * c.maxFramesPerRender * format.channels)
         buses.initialize(repeating: 0, count: SoundGroup.count * c.maxFramesPerRender * format.channels)
         events = .allocate(capacity: c.eventCapacity)
+        events.initialize(repeating: (.finished(VoiceID(0)), 0), count: c.eventCapacity)
         releasingCues = .allocate(capacity: max(slotCount, 1))
-        limiter = Limiter(threshold: c.limiterThreshold, releaseFrames: c.limiterReleaseFrames)
+        releasingCues.initialize(repeating: (0, 0), count: max(slotCount, 1))
+        occupiedWords = max(1, (slotCount + 63) / 64)
+        occupied = .allocate(capacity: occupiedWords)
+        occupied.initialize(repeating: 0, count: occupiedWords)
+        for slot in slotCount..<(occupiedWords * 64) { occupied[slot / 64] |= 1 << UInt64(slot % 64) }
+        var indexSize = 2
+        while indexSize < 2 * slotCount { indexSize <<= 1 }
+        index = .allocate(capacity: indexSize)
+        index.initialize(repeating: IndexEntry(), count: indexSize)
+        indexMask = indexSize - 1
+        state = .allocate(capacity: 1)
+        state.initialize(to: State(limiter: Limiter(threshold: c.limiterThreshold, releaseFrames: c.limiterReleaseFrames)))
     }
 
     /// A mixer with the default configuration for the format's sample rate.
@@ -165,9 +212,25 @@ public final class Mixer: @unchecked Sendable {
         buses.deallocate()
         events.deallocate()
         releasingCues.deallocate()
+        occupied.deallocate()
+        index.deallocate()
+        state.deallocate()
     }
 
     // MARK: Commands
+
+    /// Applies at most `limit` commands from `commands`, oldest first, at the current frame time;
+    /// the others stay queued, in order, for a later call. Returns how many it applied. Call from
+    /// the ring's consumer thread only.
+    @discardableResult
+    public func apply(from commands: SPSCRing<MixerCommand>, limit: Int) -> Int {
+        var count = 0
+        while count < limit, let command = commands.pop() {
+            apply(command)
+            count += 1
+        }
+        return count
+    }
 
     /// Applies one command at the current frame time.
     public func apply(_ command: MixerCommand) {
@@ -187,12 +250,14 @@ public final class Mixer: @unchecked Sendable {
                 glideChannelGains(slot)
             }
         case .stopAll(let fadeFrames):
-            for slot in 0..<slotCount where voices[slot].phase != .free {
+            forEachVoice { slot in
                 fadeOut(slot, frames: stopFade(fadeFrames), reporting: .stopped(voices[slot].id))
             }
         case .stopGroup(let group, let fadeFrames):
-            for slot in 0..<slotCount where voices[slot].phase != .free && voices[slot].group == Int(group.rawValue) {
-                fadeOut(slot, frames: stopFade(fadeFrames), reporting: .stopped(voices[slot].id))
+            forEachVoice { slot in
+                if voices[slot].group == Int(group.rawValue) {
+                    fadeOut(slot, frames: stopFade(fadeFrames), reporting: .stopped(voices[slot].id))
+                }
             }
         case .releaseCue(let key):
             releaseCue(key)
@@ -201,7 +266,7 @@ public final class Mixer: @unchecked Sendable {
         case .setGroupMuted(let group, let muted):
             groups[Int(group.rawValue)].mute.glide(to: muted ? 0 : 1, over: configuration.smoothingFrames)
         case .setMasterGain(let gain):
-            master.glide(to: Mixer.clampedGain(gain), over: configuration.smoothingFrames)
+            state.pointee.master.glide(to: Mixer.clampedGain(gain), over: configuration.smoothingFrames)
         }
     }
 
@@ -217,7 +282,7 @@ public final class Mixer: @unchecked Sendable {
         if request.maxInstances > 0 {
             while let oldest = oldestInstance(of: key, ifAtLeast: request.maxInstances) { steal(oldest) }
         }
-        if playingVoiceCount >= configuration.maxVoices {
+        if state.pointee.playingVoiceCount >= configuration.maxVoices {
             guard let victim = stealCandidate(), voices[victim].priority <= request.priority else {
                 return reject(request.voice, .noVoiceAvailable)
             }
@@ -235,7 +300,7 @@ public final class Mixer: @unchecked Sendable {
         voice.loopsLeft = request.loops
         voice.group = Int(request.group.rawValue)
         voice.priority = request.priority
-        voice.order = playCount
+        voice.order = state.pointee.playCount
         voice.gain = Mixer.clampedGain(request.gain)
         voice.pan = Mixer.clampedPan(request.pan)
         let (l, r) = Voice.channelGains(
@@ -244,19 +309,22 @@ public final class Mixer: @unchecked Sendable {
         voice.right = Ramp(r)
         voice.envelope.glide(to: 1, over: configuration.startFadeFrames)
         voices[slot] = voice
-        playCount += 1
-        playingVoiceCount += 1
-        activeVoiceCount += 1
+        occupy(slot, id: request.voice)
+        state.pointee.playCount += 1
+        state.pointee.playingVoiceCount += 1
+        state.pointee.activeVoiceCount += 1
     }
 
     private func releaseCue(_ key: UInt32) {
         guard hasVoices(of: key) else { return post(.cueReleased(key)) }
         if !isReleasing(key) {
-            releasingCues[releasingCount] = (key, frameTime)
-            releasingCount += 1
+            releasingCues[state.pointee.releasingCount] = (key, state.pointee.frameTime)
+            state.pointee.releasingCount += 1
         }
-        for slot in 0..<slotCount where voices[slot].phase != .free && voices[slot].cueKey == key {
-            fadeOut(slot, frames: configuration.stopFadeFrames, reporting: .stopped(voices[slot].id))
+        forEachVoice { slot in
+            if voices[slot].cueKey == key {
+                fadeOut(slot, frames: configuration.stopFadeFrames, reporting: .stopped(voices[slot].id))
+            }
         }
         postReleasedCues()
     }
@@ -276,16 +344,17 @@ public final class Mixer: @unchecked Sendable {
     /// Calls `body` with each event (and the frame time at which it happened) since the last
     /// drain, oldest first, and empties the buffer.
     public func drainEvents(_ body: (_ event: MixerEvent, _ frame: Int) -> Void) {
-        for i in 0..<eventCount { body(events[i].0, events[i].1) }
-        eventCount = 0
+        for i in 0..<state.pointee.eventCount { body(events[i].0, events[i].1) }
+        state.pointee.eventCount = 0
     }
 
     private func renderBlock(into output: UnsafeMutablePointer<Float>, frames: Int) {
         let channels = format.channels
         let busSize = configuration.maxFramesPerRender * channels
-        let firstEvent = eventCount
+        let firstEvent = state.pointee.eventCount
+        let frameTime = state.pointee.frameTime
         var busInUse: UInt32 = 0
-        for slot in 0..<slotCount where voices[slot].phase != .free {
+        forEachVoice { slot in
             let group = voices[slot].group
             let bus = buses + group * busSize
             if busInUse & (1 << group) == 0 {
@@ -308,30 +377,87 @@ public final class Mixer: @unchecked Sendable {
                 let bus = buses + group * busSize + i * channels
                 for c in 0..<channels { frame[c] += bus[c] * gain }
             }
-            let masterGain = master.next()
+            let masterGain = state.pointee.master.next()
             for c in 0..<channels { frame[c] *= masterGain }
-            limiter.process(frame, channels: channels)
+            state.pointee.limiter.process(frame, channels: channels)
         }
-        frameTime += frames
+        state.pointee.frameTime += frames
     }
 
     // MARK: Voice table
 
+    /// Calls `body` with the slot of every voice, in slot order. `body` may end the voice it is
+    /// given, but must not start one.
+    @inline(__always)
+    private func forEachVoice(_ body: (Int) -> Void) {
+        for word in 0..<occupiedWords {
+            var bits = occupied[word]
+            while bits != 0 {
+                let slot = word * 64 + bits.trailingZeroBitCount
+                guard slot < slotCount else { return }
+                bits &= bits - 1
+                body(slot)
+            }
+        }
+    }
+
+    @inline(__always)
+    private func home(_ id: UInt64) -> Int {
+        Int(truncatingIfNeeded: (id &* 0x9E37_79B9_7F4A_7C15) >> 32) & indexMask
+    }
+
+    /// The slot of a sounding voice, or nil: one probe of the table, rarely more.
     private func slot(of voice: VoiceID) -> Int? {
-        for slot in 0..<slotCount where voices[slot].phase != .free && voices[slot].id == voice { return slot }
+        var i = home(voice.rawValue)
+        while index[i].slot >= 0 {
+            if index[i].id == voice.rawValue { return Int(index[i].slot) }
+            i = (i + 1) & indexMask
+        }
         return nil
     }
 
+    /// The lowest free slot, or nil when every slot holds a voice.
     private func freeSlot() -> Int? {
-        for slot in 0..<slotCount where voices[slot].phase == .free { return slot }
+        for word in 0..<occupiedWords where occupied[word] != .max {
+            return word * 64 + (~occupied[word]).trailingZeroBitCount
+        }
         return nil
+    }
+
+    /// Marks `slot` as holding the voice `id`.
+    private func occupy(_ slot: Int, id: VoiceID) {
+        occupied[slot / 64] |= 1 << UInt64(slot % 64)
+        var i = home(id.rawValue)
+        while index[i].slot >= 0 { i = (i + 1) & indexMask }
+        index[i] = IndexEntry(id: id.rawValue, slot: Int32(slot))
+    }
+
+    /// Marks `slot` free and forgets its voice's id; entries after it in its probe run move back
+    /// so that no lookup stops early (deletion without tombstones).
+    private func vacate(_ slot: Int, id: VoiceID) {
+        occupied[slot / 64] &= ~(1 << UInt64(slot % 64))
+        var hole = home(id.rawValue)
+        while index[hole].slot >= 0, index[hole].id != id.rawValue { hole = (hole + 1) & indexMask }
+        guard index[hole].slot >= 0 else { return }
+        var next = hole
+        while true {
+            next = (next + 1) & indexMask
+            guard index[next].slot >= 0 else { break }
+            // The entry at `next` may fill the hole unless its home lies after the hole.
+            if (next - home(index[next].id)) & indexMask >= (next - hole) & indexMask {
+                index[hole] = index[next]
+                hole = next
+            }
+        }
+        index[hole] = IndexEntry()
     }
 
     /// The lowest-priority playing voice, the oldest among equals.
     private func stealCandidate() -> Int? {
         var best: Int?
-        for slot in 0..<slotCount where voices[slot].phase == .playing {
-            guard let b = best else { best = slot; continue }
+        forEachVoice { slot in
+            guard voices[slot].phase == .playing else { return }
+            guard let b = best else { best = slot; return }
             let v = voices[slot], w = voices[b]
             if v.priority < w.priority || (v.priority == w.priority && v.order < w.order) { best = slot }
         }
@@ -342,9 +468,10 @@ public final class Mixer: @unchecked Sendable {
     private func oldestInstance(of key: UInt32, ifAtLeast limit: Int) -> Int? {
         var count = 0
         var oldest: Int?
-        for slot in 0..<slotCount where voices[slot].phase == .playing && voices[slot].cueKey == key {
+        forEachVoice { slot in
+            guard voices[slot].phase == .playing && voices[slot].cueKey == key else { return }
             count += 1
-            if let o = oldest, voices[o].order < voices[slot].order { continue }
+            if let o = oldest, voices[o].order < voices[slot].order { return }
             oldest = slot
         }
         return count >= limit ? oldest : nil
@@ -353,18 +480,19 @@ public final class Mixer: @unchecked Sendable {
     /// Ends the fading voice nearest to silence, to make room; returns its slot.
     private func cutQuietestTail() -> Int {
         var best = 0
-        for slot in 0..<slotCount where voices[slot].phase == .fading {
+        forEachVoice { slot in
+            guard voices[slot].phase == .fading else { return }
             if voices[best].phase != .fading || voices[slot].envelope.remaining < voices[best].envelope.remaining {
                 best = slot
             }
         }
-        end(best, at: frameTime)
+        end(best, at: state.pointee.frameTime)
         postReleasedCues()
         return best
     }
 
     private func steal(_ slot: Int) {
-        stolenCount += 1
+        state.pointee.stolenCount += 1
         fadeOut(slot, frames: configuration.stopFadeFrames, reporting: .stolen(voices[slot].id))
     }
 
@@ -373,13 +501,13 @@ public final class Mixer: @unchecked Sendable {
         if voices[slot].phase == .playing {
             voices[slot].phase = .fading
             voices[slot].fadeEnd = event
-            playingVoiceCount -= 1
+            state.pointee.playingVoiceCount -= 1
             voices[slot].envelope.glide(to: 0, over: frames)
         } else if frames < voices[slot].envelope.remaining {
             voices[slot].envelope.glide(to: 0, over: frames)
         }
         if frames == 0 {
-            end(slot, at: frameTime)
+            end(slot, at: state.pointee.frameTime)
             postReleasedCues()
         }
     }
@@ -387,9 +515,10 @@ public final class Mixer: @unchecked Sendable {
     /// Frees a slot and posts the voice's terminal event; a cue being released notes the frame.
     private func end(_ slot: Int, at frame: Int) {
         let voice = voices[slot]
-        if voice.phase == .playing { playingVoiceCount -= 1 }
-        activeVoiceCount -= 1
+        if voice.phase == .playing { state.pointee.playingVoiceCount -= 1 }
+        state.pointee.activeVoiceCount -= 1
         voices[slot].phase = .free
+        vacate(slot, id: voice.id)
         post(voice.phase == .fading ? voice.fadeEnd : .finished(voice.id), at: frame)
         if let index = releasingIndex(voice.cueKey) {
             releasingCues[index].lastEnd = max(releasingCues[index].lastEnd, frame)
@@ -399,14 +528,14 @@ public final class Mixer: @unchecked Sendable {
     /// Posts `.cueReleased` for every cue being released that no voice reads any more, at the
     /// frame its last voice ended.
     private func postReleasedCues() {
-        var index = 0
-        while index < releasingCount {
-            let (key, lastEnd) = releasingCues[index]
+        var i = 0
+        while i < state.pointee.releasingCount {
+            let (key, lastEnd) = releasingCues[i]
             if hasVoices(of: key) {
-                index += 1
+                i += 1
             } else {
-                releasingCount -= 1
-                releasingCues[index] = releasingCues[releasingCount]
+                state.pointee.releasingCount -= 1
+                releasingCues[i] = releasingCues[state.pointee.releasingCount]
                 post(.cueReleased(key), at: lastEnd)
             }
         }
@@ -416,7 +545,7 @@ public final class Mixer: @unchecked Sendable {
     /// of events does not depend on slot order or on how rendering was split.
     private func sortEvents(from first: Int) {
         var i = first + 1
-        while i < eventCount {
+        while i < state.pointee.eventCount {
             let event = events[i]
             var j = i
             while j > first && events[j - 1].1 > event.1 {
@@ -437,13 +566,14 @@ public final class Mixer: @unchecked Sendable {
     }
 
     private func releasingIndex(_ key: UInt32) -> Int? {
-        for i in 0..<releasingCount where releasingCues[i].key == key { return i }
+        for i in 0..<state.pointee.releasingCount where releasingCues[i].key == key { return i }
         return nil
     }
 
     private func hasVoices(of key: UInt32) -> Bool {
-        for slot in 0..<slotCount where voices[slot].phase != .free && voices[slot].cueKey == key { return true }
-        return false
+        var found = false
+        forEachVoice { slot in if voices[slot].cueKey == key { found = true } }
+        return found
     }
 
     private func isReleasing(_ key: UInt32) -> Bool { releasingIndex(key) != nil }
@@ -451,17 +581,17 @@ public final class Mixer: @unchecked Sendable {
     private func stopFade(_ requested: Int) -> Int { max(requested, configuration.startFadeFrames) }
 
     private func reject(_ voice: VoiceID, _ reason: PlayRejection) {
-        rejectedCount += 1
+        state.pointee.rejectedCount += 1
         post(.rejected(voice, reason))
     }
 
     private func post(_ event: MixerEvent, at frame: Int? = nil) {
-        guard eventCount < configuration.eventCapacity else {
-            droppedEventCount += 1
+        guard state.pointee.eventCount < configuration.eventCapacity else {
+            state.pointee.droppedEventCount += 1
             return
         }
-        events[eventCount] = (event, frame ?? frameTime)
-        eventCount += 1
+        events[state.pointee.eventCount] = (event, frame ?? state.pointee.frameTime)
+        state.pointee.eventCount += 1
     }
 
     private static func clampedGain(_ gain: Float) -> Float { gain.isNaN ? 0 : min(max(gain, 0), maximumGain) }

@@ -17,15 +17,19 @@ import Synchronization
 /// _ = commands.push(.setMasterGain(0.5))          // any one producer thread; false when full
 /// while let command = commands.pop() { mixer.apply(command) }   // the audio thread
 /// ```
+///
+/// `push`, `pop` and `count` are inlinable, so a ring of a concrete type used from another module
+/// (the engine's `SPSCRing<MixerCommand>`) is specialised there: no generic metadata, witness
+/// calls or retains on the real-time path.
 public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     /// The number of elements the ring holds: the requested capacity rounded up to a power of two.
     public let capacity: Int
-    private let mask: Int
-    private let storage: UnsafeMutablePointer<Element>
+    @usableFromInline let mask: Int
+    @usableFromInline let storage: UnsafeMutablePointer<Element>
     /// Count of elements ever popped; written by the consumer only.
-    private let head = Atomic<Int>(0)
+    @usableFromInline let head = Atomic<Int>(0)
     /// Count of elements ever pushed; written by the producer only.
-    private let tail = Atomic<Int>(0)
+    @usableFromInline let tail = Atomic<Int>(0)
 
     /// A ring holding at least `capacity` elements (at least 1, rounded up to a power of two).
     public init(capacity: Int) {
@@ -34,6 +38,9 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
         self.capacity = size
         mask = size - 1
         storage = .allocate(capacity: size)
+        // Touch every page now, so that the real-time side never takes a page fault on first use.
+        UnsafeMutableRawPointer(storage).initializeMemory(as: UInt8.self, repeating: 0,
+                                                          count: size * MemoryLayout<Element>.stride)
     }
 
     deinit {
@@ -42,6 +49,7 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
 
     /// Appends `element`; returns false, leaving the ring unchanged, when it is full.
     /// Call from the producer thread only.
+    @inlinable
     public func push(_ element: Element) -> Bool {
         let t = tail.load(ordering: .relaxed)
         guard t - head.load(ordering: .acquiring) < capacity else { return false }
@@ -52,6 +60,7 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
 
     /// Removes and returns the oldest element, or nil when the ring is empty.
     /// Call from the consumer thread only.
+    @inlinable
     public func pop() -> Element? {
         let h = head.load(ordering: .relaxed)
         guard h != tail.load(ordering: .acquiring) else { return nil }
@@ -62,6 +71,7 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
 
     /// Elements waiting: exact when called from either side while the other is idle, a snapshot
     /// otherwise.
+    @inlinable
     public var count: Int {
         tail.load(ordering: .acquiring) - head.load(ordering: .acquiring)
     }

@@ -46,6 +46,26 @@ public struct PlaybackRequest: Sendable {
         self.periodFrames = periodFrames
         self.periodCount = periodCount
     }
+
+    /// The values each number may take; `PCMPlayback` refuses a request outside them.
+    public static let sampleRates = 8_000...384_000
+    public static let channelCounts = 1...2
+    public static let periodSizes = 16...16_384
+    public static let periodCounts = 2...64
+
+    /// The first setting out of its range, as (name, value, allowed range), or nil when every
+    /// number is valid.
+    public var invalidSetting: (setting: String, value: String, allowed: String)? {
+        func outside(_ name: String, _ value: Int, _ range: ClosedRange<Int>) -> (String, String, String)? {
+            range.contains(value) ? nil : (name, "\(value)", "\(range.lowerBound)…\(range.upperBound)")
+        }
+        if let bad = outside("sampleRate", sampleRate, Self.sampleRates) { return bad }
+        if let bad = outside("channels", channels, Self.channelCounts) { return bad }
+        if let bad = outside("periodFrames", periodFrames, Self.periodSizes) { return bad }
+        if let bad = outside("periodCount", periodCount, Self.periodCounts) { return bad }
+        if formats.isEmpty { return ("formats", "[]", "one or more of FLOAT_LE, S32_LE, S16_LE") }
+        return nil
+    }
 }
 
 /// What the device agreed to.
@@ -86,6 +106,9 @@ public final class PCMPlayback: @unchecked Sendable {
     public init(_ request: PlaybackRequest) throws(ALSAError) {
         ALSALibrary.ready
         let name = request.device
+        if let bad = request.invalidSetting {
+            throw ALSAError(device: name, operation: "ask for \(bad.setting) \(bad.value) (allowed: \(bad.allowed))", code: -EINVAL)
+        }
         var handle: OpaquePointer?
         try check(snd_pcm_open(&handle, name, SND_PCM_STREAM_PLAYBACK, 0), name, "open for playback")
         do {

@@ -12,7 +12,7 @@ struct EngineOnCard {
     let engine: SoundEngine
 
     init(period: Int = 960, periods: Int = 4, maxVoices: Int = 64, formats: [SampleFormat] = [.float32],
-         idleTimeout: Duration? = nil, device: String? = nil,
+         idleTimeout: Duration? = nil, device: String? = nil, validating: Bool = true,
          adjust: (inout SoundEngine.Configuration) -> Void = { _ in }) throws {
         card = try VirtualCard()
         card.makeCurrent()
@@ -26,7 +26,7 @@ struct EngineOnCard {
         // The user's own mute flag stays out of tests: each engine has its own.
         configuration.muteFlag = MuteFlag(url: card.directory.appending(path: "muted"))
         adjust(&configuration)
-        engine = try SoundEngine(configuration: configuration)
+        engine = try SoundEngine(configuration: configuration, validating: validating)
     }
 
     func close() {

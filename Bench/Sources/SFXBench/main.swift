@@ -73,6 +73,15 @@ func runLoadRounds(_ options: BenchOptions) throws {
 }
 
 do {
+    if CommandLine.arguments.dropFirst().first == "--burst" {
+        // The real-time thread's work bound alone (Burst.swift); needs no C clients.
+        let scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-bench-\(UUID().uuidString)", directoryHint: .isDirectory)
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let result = Result { try Burst.run(scratch: scratch, lockMemory: CommandLine.arguments.contains("--lock-memory")) }
+        try? FileManager.default.removeItem(at: scratch)
+        try result.get()
+        exit(0)
+    }
     let options = try BenchOptions(arguments: CommandLine.arguments)
     if options.loadRounds > 0 {
         try runLoadRounds(options)

@@ -1,0 +1,37 @@
+/// A number given to the engine outside the range it accepts. Its description is one line that
+/// names the setting, the value given and the values allowed.
+public struct SettingError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// The setting's name as it is written in code (`output.periodFrames`, `fade`, `volume`…).
+    public let setting: String
+    public let value: String
+    public let allowed: String
+
+    public init(setting: String, value: String, allowed: String) {
+        self.setting = setting
+        self.value = value
+        self.allowed = allowed
+    }
+
+    public var description: String { "\(setting) \(value) is out of range: use \(allowed)" }
+
+    /// Throws unless `value` lies in `range`.
+    static func check(_ setting: String, _ value: Int, in range: ClosedRange<Int>) throws(SettingError) {
+        guard range.contains(value) else {
+            throw SettingError(setting: setting, value: "\(value)", allowed: "\(range.lowerBound)…\(range.upperBound)")
+        }
+    }
+
+    /// Throws unless `value` is a number (not NaN, not infinite) in `range`.
+    static func check(_ setting: String, _ value: Float, in range: ClosedRange<Float>) throws(SettingError) {
+        guard value.isFinite, range.contains(value) else {
+            throw SettingError(setting: setting, value: "\(value)", allowed: "a number from \(range.lowerBound) to \(range.upperBound)")
+        }
+    }
+
+    /// Throws unless `value` lies in `range`.
+    static func check(_ setting: String, _ value: Duration, in range: ClosedRange<Duration>) throws(SettingError) {
+        guard range.contains(value) else {
+            throw SettingError(setting: setting, value: "\(value)", allowed: "\(range.lowerBound) to \(range.upperBound)")
+        }
+    }
+}

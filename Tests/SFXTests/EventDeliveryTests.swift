@@ -1,0 +1,97 @@
+import Foundation
+import Synchronization
+import XCTest
+import SFXCore
+import SFXDevice
+import SFXCardSupport
+@testable import SFX
+
+/// Completions and events when a handler is slow: nothing is lost, nothing arrives twice, and
+/// the delay is visible in `metrics` and as an event.
+final class EventDeliveryTests: XCTestCase {
+    /// A completion that blocks while far more plays end than the real-time thread's event ring
+    /// holds (32,768): every play still completes once, with how it really ended.
+    func testABlockingCompletionLosesNothing() throws {
+        let events = Mutex<[EngineEvent]>([])
+        // 5.3 ms periods; more voices than the real-time thread starts in one period, so no
+        // play is stolen and every one finishes.
+        let setup = try EngineOnCard(period: 256, periods: 4, maxVoices: 512) { configuration in
+            configuration.onEvent = { event in events.withLock { $0.append(event) } }
+        }
+        defer { setup.close() }
+        let blip = try setup.engine.load(buffer: [0.01, 0.02, 0.01, 0], sampleRate: 48_000, channels: 1)
+        let plays = 40_000
+        let release = DispatchSemaphore(value: 0)
+        let blocked = Atomic<Bool>(false)
+        let outcomes = Mutex<[PlayOutcome]>([])
+        let counts = Mutex<[UInt64: Int]>([:])
+        var sent = 0
+        while sent < plays {
+            for _ in 0..<500 {
+                let n = UInt64(sent)
+                setup.engine.play(blip) { outcome in
+                    if !blocked.exchange(true, ordering: .relaxed) { release.wait() }
+                    outcomes.withLock { $0.append(outcome) }
+                    counts.withLock { $0[n, default: 0] += 1 }
+                }
+                sent += 1
+            }
+            usleep(20_000)
+        }
+        XCTAssertTrue(eventually(timeout: 10) { setup.engine.metrics.undeliveredEvents >= plays - 1 },
+                      "the real-time thread kept handing completions over while the handler blocked")
+        XCTAssertEqual(setup.engine.metrics.lostEvents, 0)
+        release.signal()
+        XCTAssertTrue(setup.engine.waitUntilIdle(timeout: .seconds(60)))
+        XCTAssertEqual(outcomes.withLock { $0.count }, plays, "one completion a play")
+        XCTAssertEqual(outcomes.withLock { $0.filter { $0 == .finished }.count }, plays, "each with its real outcome")
+        XCTAssertEqual(counts.withLock { $0.count }, plays)
+        XCTAssertTrue(counts.withLock { $0.values.allSatisfy { $0 == 1 } }, "none delivered twice")
+        XCTAssertEqual(setup.engine.metrics.lostEvents, 0)
+        XCTAssertEqual(setup.engine.metrics.undeliveredEvents, 0)
+        XCTAssertTrue(events.withLock { $0.contains { if case .deliveryBehind = $0 { true } else { false } } },
+                      "the backlog was reported")
+    }
+
+    /// When nothing drains the real-time thread's notice ring, the thread stops taking commands
+    /// before the ring could overflow: commands wait, counted in `heldCommandPeriods`, and no
+    /// notice is lost; once the ring is drained, the waiting commands are taken and every play
+    /// reports exactly once.
+    func testTheRealtimeThreadHoldsCommandsRatherThanLoseEvents() throws {
+        let card = try VirtualCard()
+        card.makeCurrent()
+        defer { try? card.remove() }
+        var request = PlaybackRequest(device: card.hardwarePCMName, periodFrames: 256, periodCount: 4)
+        request.formats = [.float32]
+        let pcm = try PCMPlayback(request)
+        let mixer = Mixer(format: pcm.parameters.audioFormat, configuration: Mixer.Configuration(sampleRate: 48_000, maxVoices: 64))
+        let commands = SPSCRing<MixerCommand>(capacity: 4096)
+        let notices = SPSCRing<OutputNotice>(capacity: 2048)
+        let budget = OutputThread.commandBudget(periodFrames: 256)
+        let reserve = OutputThread.noticeReserve(slots: 64 + 16, commandBudget: budget)
+        XCTAssertLessThan(reserve, notices.capacity)
+        let output = OutputThread(pcm: pcm, mixer: mixer, commands: commands, notices: notices,
+                                  settings: .init(request: request, realtimePriority: 70, idleFrames: 0),
+                                  commandBudget: budget, noticeReserve: reserve)
+        let cue = Cue(name: "blip", format: AudioFormat(sampleRate: 48_000, channels: 1), interleaved: [0.01, 0.02, 0.01, 0])
+        let plays = 4000
+        for n in 0..<plays { XCTAssertTrue(commands.push(.play(PlayRequest(voice: VoiceID(UInt64(n)), cue: cue)))) }
+        output.start()
+        XCTAssertTrue(eventually { output.heldCommandPeriods.load(ordering: .relaxed) > 0 }, "commands held back")
+        XCTAssertGreaterThan(commands.count, 0, "some commands still wait")
+        XCTAssertLessThanOrEqual(notices.count, notices.capacity - reserve + 2 * (64 + 16) + 2 * budget)
+
+        var ended: [UInt64: Int] = [:]
+        XCTAssertTrue(eventually(timeout: 20) {
+            while let notice = notices.pop() {
+                if case .mixer(let event) = notice, let voice = event.voice { ended[voice.rawValue, default: 0] += 1 }
+            }
+            return ended.count == plays
+        })
+        output.stop(drain: false)
+        XCTAssertEqual(ended.count, plays, "every play reported")
+        XCTAssertTrue(ended.values.allSatisfy { $0 == 1 }, "once each")
+        XCTAssertEqual(output.lostNotices.load(ordering: .relaxed), 0)
+        withExtendedLifetime(cue) {}
+    }
+}
