@@ -28,7 +28,7 @@ enum AlertCommand: Subcommand {
         let volume = Float(try arguments.number("volume", in: 0...1) ?? 1)
         let session = try EngineSession(arguments, settings: settings)
         let sound = try SoundArgument(arguments.positionals[0]).load(into: session.engine.library)
-        let interruption = VibrationInterruption { session.engine.stopAll(fade: .milliseconds(30)) }
+        let interruption = VibrationInterruption { try? session.engine.stopAll(fade: .milliseconds(30)) }
         let result = session.engine.alert(sound, volume: volume)
         if result.vibrated { session.engine.waitForVibration() }
         session.finish()

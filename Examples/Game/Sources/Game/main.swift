@@ -10,8 +10,8 @@ engine.play(tock)                                       // fire and forget, from
 let voice = engine.play(coin, volume: 0.8, pan: -0.3, group: .ui, priority: .high) { outcome in
     print(outcome)                                      // .finished, .stopped, .stolen or .rejected(why)
 }                                                       // …delivered off the real-time thread
-voice.setVolume(0.4)                                    // smoothed
-voice.stop(fade: .milliseconds(20))
+try voice.setVolume(0.4)                                // smoothed; out-of-range numbers throw
+try voice.stop(fade: .milliseconds(20))
 
 engine.alert(try engine.systemSound(named: "bell"))     // vibrates instead when muted
 do { try engine.vibrate(.default) } catch { print(error) }   // one 400 ms buzz; .click, .doubleClick, waveforms
