@@ -34,6 +34,9 @@ public enum OfflineMix {
         var commands: [ScheduledCommand] = []
         for (index, play) in plays.enumerated() {
             guard let cue = library.cue(for: play.sound) else { throw .unknownID(play.sound) }
+            guard play.at.isFinite, (0...Double(maximumSeconds)).contains(play.at) else {
+                throw .startOutsideMix(at: play.at, maximumSeconds: maximumSeconds)
+            }
             cues.append(cue)
             let request = PlayRequest(voice: VoiceID(UInt64(index + 1)), cue: cue,
                                       gain: play.volume, pan: play.pan, loops: play.loops)

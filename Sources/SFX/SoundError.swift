@@ -11,6 +11,8 @@ public enum SoundError: Error, CustomStringConvertible, Sendable {
     case unknownID(SoundID)
     case systemSoundNotDisposable(SoundID)
     case bundleMissing(String)
+    /// An offline mix's play starts outside the mix (`OfflineMix.maximumSeconds`), or not at a finite time.
+    case startOutsideMix(at: Double, maximumSeconds: Int)
 
     /// The value of `result`, or its error as a `SoundError` (media errors wrapped).
     static func unwrap<T>(_ result: Result<T, any Error>) throws(SoundError) -> T {
@@ -36,6 +38,8 @@ public enum SoundError: Error, CustomStringConvertible, Sendable {
             return "sound \(id) is a system sound: system sounds are never disposed"
         case .bundleMissing(let reason):
             return reason
+        case .startOutsideMix(let at, let maximum):
+            return "a sound starting at \(at) s is outside the mix; start it between 0 and \(maximum) s"
         }
     }
 }

@@ -24,6 +24,18 @@ final class OfflineMixTests: XCTestCase {
         }
     }
 
+    func testStartsOutsideTheMixAreRefusedWithOneLineNotTrapped() throws {
+        let library = try SoundLibrary()
+        let tock = try library.systemSound(named: "tock")
+        for at in [Double.infinity, -.infinity, .nan, -0.5, 1e300, Double(OfflineMix.maximumSeconds) + 0.001] {
+            XCTAssertThrowsError(try OfflineMix.render([OfflineMix.Play(sound: tock, at: at)], library: library), "\(at)") { error in
+                let line = "\(error)"
+                XCTAssertTrue(line.contains("outside the mix") && line.contains("between 0 and \(OfflineMix.maximumSeconds) s"), line)
+                XCTAssertFalse(line.contains("\n"), line)
+            }
+        }
+    }
+
     func testUnknownSoundsAreRefused() throws {
         let library = try SoundLibrary()
         XCTAssertThrowsError(try OfflineMix.render([OfflineMix.Play(sound: SoundID(rawValue: 70_000))], library: library))
