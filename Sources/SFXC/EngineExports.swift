@@ -7,12 +7,18 @@ func exportedOpen(_ config: UnsafePointer<sfx_config>?, _ engine: UnsafeMutableP
     cCall {
         guard let engine else { throw CAPIError.null("engine (the sfx_engine ** to set)") }
         engine.pointee = nil
-        let opened = try SoundEngine(configuration: configuration(config?.pointee ?? sfx_config()))
+        var settings = try UserSettings.load()
+        if config?.pointee.device != nil { settings.device = nil }
+        var configuration = configuration(config?.pointee ?? sfx_config())
+        settings.apply(to: &configuration)
+        let opened = try SoundEngine(configuration: configuration)
         engine.pointee = Handles.register(CEngine(engine: opened))
     }
 }
 
-/// The engine's configuration for a C one: zero is the engine's default for every field.
+/// The engine's configuration for a C one: zero is the engine's default for every field. The
+/// user's settings file is laid over it as the `sfx` command does (its device only when the C
+/// configuration names none).
 func configuration(_ config: sfx_config) -> SoundEngine.Configuration {
     var configuration = SoundEngine.Configuration()
     if let device = config.device { configuration.output.device = String(cString: device) }

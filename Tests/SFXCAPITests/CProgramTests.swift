@@ -35,8 +35,25 @@ final class CProgramTests: XCTestCase {
         return output
     }
 
+    /// Runs `program` with ALSA's default on the card, and a settings file and mute flag of the
+    /// test's own: the command backend appends each vibration's pattern to scratch/vibrations.
     func runOnCard(_ program: URL) throws -> Run {
-        try shell(quoted(program.path), in: scratch, environment: ["ALSA_CONFIG_PATH": card.configURL.path])
+        let config = scratch.appending(path: "config/sfx"), state = scratch.appending(path: "state")
+        let buzz = scratch.appending(path: "buzz")
+        if !FileManager.default.fileExists(atPath: buzz.path) {
+            try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+            try "#!/bin/sh\necho \"$SFX_VIBRATE_PATTERN\" >> \"$(dirname \"$0\")/vibrations\"\n"
+                .write(to: buzz, atomically: true, encoding: .utf8)
+            XCTAssertEqual(chmod(buzz.path, 0o700), 0)
+            try "[haptics]\nbackend = command\ncommand = \(buzz.path)\n"
+                .write(to: config.appending(path: "sfx.conf"), atomically: true, encoding: .utf8)
+        }
+        return try shell(quoted(program.path), in: scratch,
+                         environment: ["ALSA_CONFIG_PATH": card.configURL.path,
+                                       "XDG_CONFIG_HOME": scratch.appending(path: "config").path,
+                                       "XDG_STATE_HOME": state.path,
+                                       "SFX_TEST_VIBRATIONS": scratch.appending(path: "vibrations").path])
     }
 
     /// Each play the program announced ("trigger <ns>") reached the card's DAC after it and
@@ -66,8 +83,11 @@ final class CProgramTests: XCTestCase {
         let run = try runOnCard(program)
         XCTAssertEqual(run.status, 0, run.output + run.errors)
         XCTAssertTrue(run.output.hasSuffix("ok\n"), run.output)
-        XCTAssertEqual(run.output.split(separator: "\n").filter { $0.hasPrefix("trigger ") }.count, 6, run.output)
+        XCTAssertEqual(run.output.split(separator: "\n").filter { $0.hasPrefix("trigger ") }.count, 7, run.output)
         try assertOnsets(match: run.output)
+        // The muted alert's buzz (the default 400 ms) and the pattern given, through the settings' command.
+        let vibrations = try String(contentsOf: scratch.appending(path: "vibrations"), encoding: .utf8)
+        XCTAssertEqual(vibrations, "400\n30,20,30\n")
     }
 
     /// The README's "From C" example, the first ```c block, as the README gives it.

@@ -153,9 +153,12 @@ void sfx_play_options_init(sfx_play_options *options);
 /* ---- Engines -------------------------------------------------------------------------- */
 
 /* Opens the configured device (NULL `config`: every default) and starts the real-time thread;
+ * the user's settings file (~/.config/sfx/sfx.conf: [output] device when `config->device` is
+ * NULL, [alert] vibrate-with-alert, [haptics]) applies as it does to the `sfx` command;
  * `*engine` is set on success, to NULL on failure. SFX_ERROR_NULL without `engine`,
  * SFX_ERROR_RANGE for a number out of range, SFX_ERROR_DEVICE when the device cannot be opened,
- * SFX_ERROR_SOUND when the bundled sounds are unusable. Any thread. */
+ * SFX_ERROR_SOUND when the bundled sounds are unusable, SFX_ERROR_FAILED for a settings file
+ * it cannot read (the message names it). Any thread. */
 int sfx_open(const sfx_config *config, sfx_engine **engine);
 
 /* Stops every sound (their completions say SFX_STOPPED), lets the device play what it holds

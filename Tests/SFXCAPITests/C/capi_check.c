@@ -6,11 +6,13 @@
  */
 #define _DEFAULT_SOURCE
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sfx.h>
@@ -81,6 +83,66 @@ static unsigned char *wav_tone(unsigned rate, unsigned frames, size_t *size) {
         memcpy(wav + 44 + 2 * i, &sample, 2);
     }
     return wav;
+}
+
+/* Plays silently (volume 0: nothing reaches the card) from several threads at once. */
+enum { threads = 4, plays_per_thread = 50 };
+static sfx_engine *shared_engine;
+static sfx_sound shared_sound;
+static atomic_int thread_failures;
+
+static void *play_many(void *unused) {
+    (void)unused;
+    sfx_play_options options = SFX_PLAY_OPTIONS_DEFAULT;
+    options.volume = 0;
+    options.completion = on_complete;
+    options.user_data = &user_data_tag;
+    for (int i = 0; i < plays_per_thread; i++) {
+        if (sfx_play(shared_engine, shared_sound, &options, NULL) != SFX_OK) atomic_fetch_add(&thread_failures, 1);
+        if (strcmp(sfx_last_error(), "") != 0) atomic_fetch_add(&thread_failures, 1);   /* per thread: none here */
+    }
+    return NULL;
+}
+
+/* A completion that calls back into sfx: plays the sound again, once. */
+static atomic_int replayed;
+static void replay_once(sfx_voice voice, sfx_outcome outcome, const char *detail, void *user_data) {
+    (void)voice; (void)detail;
+    if (outcome == SFX_FINISHED && atomic_fetch_add(&replayed, 1) == 0) {
+        sfx_play_options options = SFX_PLAY_OPTIONS_DEFAULT;
+        options.volume = 0;
+        options.completion = replay_once;
+        options.user_data = user_data;
+        if (sfx_play(shared_engine, *(sfx_sound *)user_data, &options, NULL) != SFX_OK) atomic_fetch_add(&thread_failures, 1);
+    }
+}
+
+/* Sets sfx's mute flag in $XDG_STATE_HOME (the test's own) on or off. */
+static void set_mute_flag(int on) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/sfx", getenv("XDG_STATE_HOME"));
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/sfx/muted", getenv("XDG_STATE_HOME"));
+    FILE *flag = fopen(path, "w");
+    if (flag == NULL) { printf("FAIL: cannot write %s\n", path); exit(1); }
+    fputs(on ? "1\n" : "0\n", flag);
+    fclose(flag);
+}
+
+/* Waits (up to 10 s) until the test's vibration command has logged `lines` vibrations. */
+static void wait_for_vibrations(int lines) {
+    for (int tries = 0; tries < 1000; tries++) {
+        FILE *log = fopen(getenv("SFX_TEST_VIBRATIONS"), "r");
+        int seen = 0;
+        if (log != NULL) {
+            for (int c; (c = fgetc(log)) != EOF;) seen += c == '\n';
+            fclose(log);
+        }
+        if (seen >= lines) return;
+        usleep(10 * 1000);
+    }
+    printf("FAIL: the vibration command did not log %d vibrations\n", lines);
+    exit(1);
 }
 
 int main(void) {
@@ -210,6 +272,48 @@ int main(void) {
     CHECK(atomic_load(&wrong_user_data) == 0, "a completion got another user_data");
     CHECK(atomic_load(&rejected) == 0 && atomic_load(&stolen) == 0, "a play was rejected or stolen");
     CHECK(atomic_load(&completions) == 7, "not one completion per accepted play");
+    CHECK_STATUS(sfx_wait_idle(engine, 10000), SFX_OK);
+
+    /* An alert plays when not muted; muted, it vibrates (the test's settings name a command). */
+    set_mute_flag(0);
+    unsigned heard = 99;
+    int finished_alerts = atomic_load(&finished);
+    trigger();
+    CHECK_STATUS(sfx_alert(engine, tock, 1, on_complete, &user_data_tag, &heard, &voice), SFX_OK);
+    CHECK(heard == SFX_ALERT_PLAYED, "the alert was not (only) played");
+    CHECK(voice != 0, "the alert gave no voice");
+    CHECK_STATUS(sfx_wait_idle(engine, 10000), SFX_OK);
+    CHECK(atomic_load(&finished) == finished_alerts + 1, "the alert's completion did not say SFX_FINISHED");
+    usleep(60 * 1000);
+    set_mute_flag(1);
+    int completions_before = atomic_load(&completions);
+    CHECK_STATUS(sfx_alert(engine, tock, 1, on_complete, &user_data_tag, &heard, &voice), SFX_OK);
+    CHECK(heard == SFX_ALERT_VIBRATED, "the muted alert did not vibrate instead");
+    CHECK(voice == 0, "the muted alert gave a voice");
+    CHECK(atomic_load(&completions) == completions_before, "the muted alert called the completion");
+    wait_for_vibrations(1);
+    set_mute_flag(0);
+    CHECK_STATUS(sfx_alert(engine, tock, 17, NULL, NULL, &heard, NULL), SFX_ERROR_RANGE);
+    CHECK_STATUS(sfx_vibrate(engine, (const uint32_t[]){ 30, 20, 30 }, 3), SFX_OK);
+    wait_for_vibrations(2);
+    CHECK_STATUS(sfx_vibrate_cancel(engine), SFX_OK);
+
+    /* Many threads at once, and a completion that plays again: every play completes once. */
+    shared_engine = engine;
+    shared_sound = tock;
+    completions_before = atomic_load(&completions);
+    pthread_t workers[threads];
+    for (int i = 0; i < threads; i++) pthread_create(&workers[i], NULL, play_many, NULL);
+    for (int i = 0; i < threads; i++) pthread_join(workers[i], NULL);
+    options = (sfx_play_options)SFX_PLAY_OPTIONS_DEFAULT;
+    options.volume = 0;
+    options.completion = replay_once;
+    options.user_data = &shared_sound;
+    CHECK_STATUS(sfx_play(engine, tock, &options, NULL), SFX_OK);
+    CHECK_STATUS(sfx_wait_idle(engine, 20000), SFX_OK);
+    CHECK(atomic_load(&thread_failures) == 0, "a play from a thread or a completion failed");
+    CHECK(atomic_load(&completions) == completions_before + threads * plays_per_thread, "not one completion per play from the threads");
+    CHECK(atomic_load(&replayed) == 2, "the play made from a completion did not complete");
 
     /* Use after close: errors, not crashes. */
     CHECK_STATUS(sfx_close(engine), SFX_OK);
