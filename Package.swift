@@ -78,8 +78,10 @@ let package = Package(
         // 7. Front ends. The C API: sfx.h and what needs no engine in C, the rest in Swift
         // (@_cdecl). The SONAME flag is SFXC's alone: no other product links SFXC.
         .target(name: "CSFXAPI"),
-        .target(name: "SFXC", dependencies: ["SFX", "CSFXAPI"],
-                linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libsfx.so.0"])]),
+        // libsfx.map exports sfx.h's functions alone.
+        .target(name: "SFXC", dependencies: ["SFX", "CSFXAPI"], exclude: ["libsfx.map"],
+                linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libsfx.so.0",
+                                               "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/SFXC/libsfx.map"])]),
         .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport"]),
         .executableTarget(name: "SFXMakeSounds", dependencies: ["SFXSoundDesign"]),
         // The benchmarks: sfx beside OpenAL Soft, SDL_mixer and a raw-ALSA floor (Bench/run).

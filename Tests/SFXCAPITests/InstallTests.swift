@@ -77,6 +77,29 @@ final class InstallTests: XCTestCase {
         XCTAssertTrue(again.errors.contains("installed-files not found"), again.errors)
     }
 
+    /// libsfx.so exports sfx.h's functions — every one of them — and nothing else but the
+    /// quiet mpg123_new wrapper: no Swift symbol is part of its ABI.
+    func testTheLibraryExportsExactlyTheHeadersFunctions() throws {
+        let prefix = scratch.appending(path: "prefix").path
+        _ = try install(prefix: prefix)
+        let header = try String(contentsOf: Installed.checkout.appending(path: "Sources/CSFXAPI/include/sfx.h"), encoding: .utf8)
+        let declared = Set(header.split(separator: "\n").compactMap { line -> String? in
+            guard !line.hasPrefix(" "), !line.hasPrefix("typedef"), !line.hasPrefix("#"),
+                  let open = line.firstIndex(of: "("), let name = line[..<open].split(separator: " ").last else { return nil }
+            let trimmed = name.drop { $0 == "*" }
+            return trimmed.hasPrefix("sfx_") ? String(trimmed) : nil
+        })
+        XCTAssertEqual(declared.count, 23, "\(declared.sorted())")
+        let nm = try shell("nm -D --defined-only \(quoted(prefix))/lib/libsfx.so.0", in: scratch)
+        XCTAssertEqual(nm.status, 0, nm.errors)
+        let exported = Set(nm.output.split(separator: "\n").compactMap { line -> String? in
+            let fields = line.split(separator: " ")
+            guard fields.count == 3, fields[1].first?.isUppercase == true, fields[1] != "A" else { return nil }
+            return String(fields[2].split(separator: "@").first!)
+        })
+        XCTAssertEqual(exported, declared.union(["mpg123_new"]))
+    }
+
     func testUsageErrors() throws {
         for arguments in ["--prefix relative/dir", "--configuration fast", "--frobnicate"] {
             let run = try shell("script/install \(arguments)", in: Installed.checkout)
