@@ -3,7 +3,7 @@ import CSFXAPI
 import SFX
 
 @_cdecl("sfx_alert")
-func exportedAlert(_ handle: OpaquePointer?, _ sound: UInt32, _ volume: Float, _ completion: sfx_completion_fn?,
+public func exportedAlert(_ handle: OpaquePointer?, _ sound: UInt32, _ volume: Float, _ completion: sfx_completion_fn?,
                    _ userData: UnsafeMutableRawPointer?, _ heard: UnsafeMutablePointer<UInt32>?,
                    _ voice: UnsafeMutablePointer<UInt64>?) -> Int32 {
     cCall {
@@ -39,7 +39,7 @@ func exportedAlert(_ handle: OpaquePointer?, _ sound: UInt32, _ volume: Float, _
 }
 
 @_cdecl("sfx_vibrate")
-func exportedVibrate(_ handle: OpaquePointer?, _ pattern: UnsafePointer<UInt32>?, _ count: Int) -> Int32 {
+public func exportedVibrate(_ handle: OpaquePointer?, _ pattern: UnsafePointer<UInt32>?, _ count: Int) -> Int32 {
     cCall {
         let engine = try Handles.engine(handle).engine
         guard let pattern, count > 0 else {
@@ -55,6 +55,6 @@ func exportedVibrate(_ handle: OpaquePointer?, _ pattern: UnsafePointer<UInt32>?
 }
 
 @_cdecl("sfx_vibrate_cancel")
-func exportedVibrateCancel(_ handle: OpaquePointer?) -> Int32 {
+public func exportedVibrateCancel(_ handle: OpaquePointer?) -> Int32 {
     cCall { try Handles.engine(handle).engine.cancelVibration() }
 }

@@ -3,7 +3,7 @@ import CSFXAPI
 import SFX
 
 @_cdecl("sfx_open")
-func exportedOpen(_ config: UnsafePointer<sfx_config>?, _ engine: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+public func exportedOpen(_ config: UnsafePointer<sfx_config>?, _ engine: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     cCall {
         guard let engine else { throw CAPIError.null("engine (the sfx_engine ** to set)") }
         engine.pointee = nil
@@ -30,12 +30,12 @@ func configuration(_ config: sfx_config) -> SoundEngine.Configuration {
 }
 
 @_cdecl("sfx_close")
-func exportedClose(_ engine: OpaquePointer?) -> Int32 {
+public func exportedClose(_ engine: OpaquePointer?) -> Int32 {
     cCall { try Handles.remove(engine).engine.close() }
 }
 
 @_cdecl("sfx_wait_idle")
-func exportedWaitIdle(_ engine: OpaquePointer?, _ timeoutMilliseconds: UInt32) -> Int32 {
+public func exportedWaitIdle(_ engine: OpaquePointer?, _ timeoutMilliseconds: UInt32) -> Int32 {
     cCall {
         let engine = try Handles.engine(engine).engine
         guard engine.waitUntilIdle(timeout: .milliseconds(Int64(timeoutMilliseconds))) else {

@@ -75,7 +75,7 @@ final class PlayGate: Sendable {
 }
 
 @_cdecl("sfx_play")
-func exportedPlay(_ handle: OpaquePointer?, _ sound: UInt32, _ options: UnsafePointer<sfx_play_options>?,
+public func exportedPlay(_ handle: OpaquePointer?, _ sound: UInt32, _ options: UnsafePointer<sfx_play_options>?,
                   _ voice: UnsafeMutablePointer<UInt64>?) -> Int32 {
     cCall {
         voice?.pointee = 0
@@ -112,12 +112,12 @@ func exportedPlay(_ handle: OpaquePointer?, _ sound: UInt32, _ options: UnsafePo
 }
 
 @_cdecl("sfx_voice_stop")
-func exportedVoiceStop(_ handle: OpaquePointer?, _ voice: UInt64, _ fadeMilliseconds: UInt32) -> Int32 {
+public func exportedVoiceStop(_ handle: OpaquePointer?, _ voice: UInt64, _ fadeMilliseconds: UInt32) -> Int32 {
     cCall { try Handles.engine(handle).voice(voice)?.stop(fade: .milliseconds(Int64(fadeMilliseconds))) }
 }
 
 @_cdecl("sfx_voice_set_volume")
-func exportedVoiceSetVolume(_ handle: OpaquePointer?, _ voice: UInt64, _ volume: Float) -> Int32 {
+public func exportedVoiceSetVolume(_ handle: OpaquePointer?, _ voice: UInt64, _ volume: Float) -> Int32 {
     cCall {
         let owner = try Handles.engine(handle)
         try checkGain("volume", volume)
@@ -126,7 +126,7 @@ func exportedVoiceSetVolume(_ handle: OpaquePointer?, _ voice: UInt64, _ volume:
 }
 
 @_cdecl("sfx_voice_set_pan")
-func exportedVoiceSetPan(_ handle: OpaquePointer?, _ voice: UInt64, _ pan: Float) -> Int32 {
+public func exportedVoiceSetPan(_ handle: OpaquePointer?, _ voice: UInt64, _ pan: Float) -> Int32 {
     cCall {
         let owner = try Handles.engine(handle)
         try checkPan(pan)
@@ -135,12 +135,12 @@ func exportedVoiceSetPan(_ handle: OpaquePointer?, _ voice: UInt64, _ pan: Float
 }
 
 @_cdecl("sfx_stop_all")
-func exportedStopAll(_ handle: OpaquePointer?, _ fadeMilliseconds: UInt32) -> Int32 {
+public func exportedStopAll(_ handle: OpaquePointer?, _ fadeMilliseconds: UInt32) -> Int32 {
     cCall { try Handles.engine(handle).engine.stopAll(fade: .milliseconds(Int64(fadeMilliseconds))) }
 }
 
 @_cdecl("sfx_group_stop")
-func exportedGroupStop(_ handle: OpaquePointer?, _ group: UInt32, _ fadeMilliseconds: UInt32) -> Int32 {
+public func exportedGroupStop(_ handle: OpaquePointer?, _ group: UInt32, _ fadeMilliseconds: UInt32) -> Int32 {
     cCall {
         let engine = try Handles.engine(handle).engine
         try engine.stop(group: soundGroup(group), fade: .milliseconds(Int64(fadeMilliseconds)))
@@ -148,7 +148,7 @@ func exportedGroupStop(_ handle: OpaquePointer?, _ group: UInt32, _ fadeMillisec
 }
 
 @_cdecl("sfx_group_set_gain")
-func exportedGroupSetGain(_ handle: OpaquePointer?, _ group: UInt32, _ gain: Float) -> Int32 {
+public func exportedGroupSetGain(_ handle: OpaquePointer?, _ group: UInt32, _ gain: Float) -> Int32 {
     cCall {
         let engine = try Handles.engine(handle).engine
         try engine.setGain(gain, for: soundGroup(group))
@@ -156,7 +156,7 @@ func exportedGroupSetGain(_ handle: OpaquePointer?, _ group: UInt32, _ gain: Flo
 }
 
 @_cdecl("sfx_group_set_muted")
-func exportedGroupSetMuted(_ handle: OpaquePointer?, _ group: UInt32, _ muted: Int32) -> Int32 {
+public func exportedGroupSetMuted(_ handle: OpaquePointer?, _ group: UInt32, _ muted: Int32) -> Int32 {
     cCall {
         let engine = try Handles.engine(handle).engine
         engine.setMuted(muted != 0, group: try soundGroup(group))

@@ -4,7 +4,7 @@ import CSFXAPI
 import SFX
 
 @_cdecl("sfx_system_sound")
-func exportedSystemSound(_ engine: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ sound: UnsafeMutablePointer<UInt32>?) -> Int32 {
+public func exportedSystemSound(_ engine: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ sound: UnsafeMutablePointer<UInt32>?) -> Int32 {
     cCall {
         let engine = try Handles.engine(engine).engine
         let name = try string(name, "name")
@@ -14,7 +14,7 @@ func exportedSystemSound(_ engine: OpaquePointer?, _ name: UnsafePointer<CChar>?
 }
 
 @_cdecl("sfx_load_file")
-func exportedLoadFile(_ engine: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ sound: UnsafeMutablePointer<UInt32>?) -> Int32 {
+public func exportedLoadFile(_ engine: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ sound: UnsafeMutablePointer<UInt32>?) -> Int32 {
     cCall {
         let engine = try Handles.engine(engine).engine
         guard let path else { throw CAPIError.null("path") }
@@ -26,7 +26,7 @@ func exportedLoadFile(_ engine: OpaquePointer?, _ path: UnsafePointer<CChar>?, _
 }
 
 @_cdecl("sfx_load_memory")
-func exportedLoadMemory(_ engine: OpaquePointer?, _ data: UnsafeRawPointer?, _ size: Int, _ sound: UnsafeMutablePointer<UInt32>?) -> Int32 {
+public func exportedLoadMemory(_ engine: OpaquePointer?, _ data: UnsafeRawPointer?, _ size: Int, _ sound: UnsafeMutablePointer<UInt32>?) -> Int32 {
     cCall {
         let engine = try Handles.engine(engine).engine
         guard let data else { throw CAPIError.null("data") }
@@ -59,7 +59,7 @@ func exportedLoadMemory(_ engine: OpaquePointer?, _ data: UnsafeRawPointer?, _ s
 }
 
 @_cdecl("sfx_load_pcm")
-func exportedLoadPCM(_ engine: OpaquePointer?, _ samples: UnsafePointer<Float>?, _ frames: Int, _ channels: UInt32,
+public func exportedLoadPCM(_ engine: OpaquePointer?, _ samples: UnsafePointer<Float>?, _ frames: Int, _ channels: UInt32,
                      _ sampleRate: UInt32, _ sound: UnsafeMutablePointer<UInt32>?) -> Int32 {
     cCall {
         let engine = try Handles.engine(engine).engine
@@ -74,6 +74,6 @@ func exportedLoadPCM(_ engine: OpaquePointer?, _ samples: UnsafePointer<Float>?,
 }
 
 @_cdecl("sfx_dispose")
-func exportedDispose(_ engine: OpaquePointer?, _ sound: UInt32) -> Int32 {
+public func exportedDispose(_ engine: OpaquePointer?, _ sound: UInt32) -> Int32 {
     cCall { try Handles.engine(engine).engine.dispose(SoundID(rawValue: sound)) }
 }
