@@ -219,6 +219,10 @@ int main(void) {
     for (int i = 0; i < frames; i++) pcm[2 * i] = pcm[2 * i + 1] = 0.4f * (float)sin(2 * M_PI * 440 * i / rate);
     sfx_sound tone = 0;
     CHECK_STATUS(sfx_load_pcm(engine, pcm, frames, 3, rate, &tone), SFX_ERROR_RANGE);
+    CHECK_STATUS(sfx_load_pcm(engine, pcm, 0, 2, rate, &tone), SFX_ERROR_RANGE);
+    CHECK_STATUS(sfx_load_pcm(engine, pcm, frames, 2, 0, &tone), SFX_ERROR_SOUND);
+    CHECK(strstr(sfx_last_error(), "sample rate 0") != NULL, "the message does not name the rate");
+    CHECK_STATUS(sfx_load_pcm(engine, pcm, frames, 2, 4000000000u, &tone), SFX_ERROR_SOUND);
     CHECK_STATUS(sfx_load_pcm(engine, pcm, frames, 2, rate, &tone), SFX_OK);
     free(pcm);
     CHECK(tone >= 65536, "a loaded sound's id is below 65536");
