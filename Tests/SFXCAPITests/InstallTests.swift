@@ -42,10 +42,15 @@ final class InstallTests: XCTestCase {
         XCTAssertEqual(flags.output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) },
                        ["-I\(prefix)/include -L\(prefix)/lib -lsfx -Wl,-rpath,\(prefix)/lib", "0.1.0"])
 
-        // The installed command runs, and says the library's version.
+        // The installed command runs, and says the version sfx.h and the library's file name say.
+        let header = try String(contentsOf: Installed.checkout.appending(path: "Sources/CSFXAPI/include/sfx.h"), encoding: .utf8)
+        let parts = ["MAJOR", "MINOR", "PATCH"].map { part in
+            header.split(separator: "\n").first { $0.hasPrefix("#define SFX_VERSION_\(part) ") }.map { String($0.split(separator: " ")[2]) } ?? "?"
+        }
+        XCTAssertEqual(parts.joined(separator: "."), "0.1.0")
         let version = try shell(quoted(prefix + "/bin/sfx") + " --version", in: scratch)
         XCTAssertEqual(version.status, 0, version.errors)
-        XCTAssertTrue(version.output.contains("0.1.0"), version.output)
+        XCTAssertTrue(version.output.contains(parts.joined(separator: ".")), "sfx --version says \(version.output), sfx.h \(parts)")
     }
 
     func testDestdirStagesUnderItAndUninstallRemovesExactlyWhatWasInstalled() throws {
@@ -98,6 +103,21 @@ final class InstallTests: XCTestCase {
             return String(fields[2].split(separator: "@").first!)
         })
         XCTAssertEqual(exported, declared.union(["mpg123_new"]))
+    }
+
+    /// A release build optimises the whole module and drops what is not public: each @_cdecl
+    /// function must be public to be in a release libsfx.so (the tests install the debug build).
+    func testEveryExportedFunctionIsPublic() throws {
+        let sources = Installed.checkout.appending(path: "Sources/SFXC")
+        var exports = 0
+        for name in try FileManager.default.contentsOfDirectory(atPath: sources.path) where name.hasSuffix(".swift") {
+            let lines = try String(contentsOf: sources.appending(path: name), encoding: .utf8).split(separator: "\n")
+            for (index, line) in lines.enumerated() where line.hasPrefix("@_cdecl(") {
+                exports += 1
+                XCTAssertTrue(index + 1 < lines.count && lines[index + 1].hasPrefix("public func "), "\(name): \(line) is not followed by a public func")
+            }
+        }
+        XCTAssertEqual(exports, 19)     // sfx.h's 23 functions, 4 of which are written in C
     }
 
     func testUsageErrors() throws {
