@@ -9,7 +9,7 @@
 //   4. Device  SFXDevice: ALSA playback, capture and mixer control
 //   5. Haptics SFXHaptics: vibration patterns and backends (evdev rumble, GPIO, sysfs, command, callback)
 //   6. Engine  SFX: the public face (SoundEngine, registry)
-//   7. Programs  the `sfx` command, the sound generator
+//   7. Front ends  the C API (CSFXAPI's sfx.h, SFXC, the product libsfx.so); the `sfx` command, the sound generator
 import PackageDescription
 
 let package = Package(
@@ -25,6 +25,9 @@ let package = Package(
         // For games' own tests: the virtual card (VirtualCard) and, in the same library, its plugin,
         // so a test target that depends on it gets libSFXTesting.so built beside its test binary.
         .library(name: "SFXTesting", type: .dynamic, targets: ["SFXTesting"]),
+        // The C API: sfx.h and libSFXC.so, whose SONAME is libsfx.so.0 (a product cannot share the
+        // command's name); script/install installs it as libsfx.so.0.x.y with its links.
+        .library(name: "SFXC", type: .dynamic, targets: ["SFXC"]),
     ],
     targets: [
         // 1. C libraries from Debian.
@@ -72,7 +75,13 @@ let package = Package(
         // 6. Engine.
         .target(name: "SFX", dependencies: ["SFXCore", "SFXMedia", "SFXSoundDesign", "SFXDevice", "SFXHaptics", "CSFXSystem"]),
 
-        // 7. Programs.
+        // 7. Front ends. The C API: sfx.h and what needs no engine in C, the rest in Swift
+        // (@_cdecl). The SONAME flag is SFXC's alone: no other product links SFXC.
+        .target(name: "CSFXAPI"),
+        // libsfx.map exports sfx.h's functions alone.
+        .target(name: "SFXC", dependencies: ["SFX", "CSFXAPI"], exclude: ["libsfx.map"],
+                linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libsfx.so.0",
+                                               "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/SFXC/libsfx.map"])]),
         .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport"]),
         .executableTarget(name: "SFXMakeSounds", dependencies: ["SFXSoundDesign"]),
         // The benchmarks: sfx beside OpenAL Soft, SDL_mixer and a raw-ALSA floor (Bench/run).
@@ -92,5 +101,8 @@ let package = Package(
         .testTarget(name: "SFXEmbeddingTests", dependencies: ["SFXTesting", "SFXMedia"]),
         // Against a private PipeWire (Tests/server/pipewire-session), through the pipewire and pulse ALSA plugins.
         .testTarget(name: "SFXServerTests", dependencies: ["SFXDevice"]),
+        // The C API from C: script/install into a temporary prefix, C programs built with its
+        // pkg-config file and run on the virtual card; sfx.h as C99 and C++17.
+        .testTarget(name: "SFXCAPITests", dependencies: ["SFXCardSupport"], exclude: ["C"]),
     ]
 )

@@ -64,7 +64,7 @@ public final class SoundLibrary: Sendable {
     }
 
     public convenience init(configuration: Configuration = Configuration()) throws(SoundError) {
-        try self.init(configuration: configuration, executablePath: SoundBundle.currentExecutable())
+        try self.init(configuration: configuration, executablePath: SoundBundle.currentImage())
     }
 
     /// `executablePath`: the program whose bundled sounds are looked for (tests pass their own).

@@ -1,4 +1,5 @@
 import Foundation
+import CSFXMedia
 
 /// Finds the Sounds/ directory that ships with sfx (the `sfx` theme and its sounds) at run time.
 ///
@@ -13,7 +14,9 @@ import Foundation
 /// 1. `$SFX_SOUNDS_DIR`, when set (an error if it is set but not a directory, since the user
 ///    asked for it);
 /// 2. `../share/sfx/sounds` next to the executable's directory (an installed `<prefix>/bin/sfx`;
-///    the executable is found through /proc/self/exe);
+///    the executable is found through /proc/self/exe), or next to the shared library's
+///    directory when sfx is one (`<prefix>/lib/libsfx.so.0` loaded by a C program: see
+///    `currentImage()`);
 /// 3. the `Sounds/` of the SwiftPM package the executable was built in, when the executable
 ///    lives in that package's build directory: `<package>/.build/<configuration>/sfx` or
 ///    `<package>/.build/<triple>/<configuration>/sfx` with a `Package.swift` in `<package>`
@@ -78,6 +81,15 @@ public enum SoundBundle {
     /// The running executable, from /proc/self/exe.
     public static func currentExecutable() -> String? {
         try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    }
+
+    /// The file that holds sfx's code in this process: the shared library when a program loaded
+    /// one (libsfx.so, for a C program: `<prefix>/lib/libsfx.so.0` → `<prefix>/share/sfx/sounds`),
+    /// found with dladdr; the executable when sfx is linked into it.
+    public static func currentImage() -> String? {
+        guard let library = sfx_media_library_path() else { return currentExecutable() }
+        defer { free(library) }
+        return String(cString: library)
     }
 
     /// The package whose SwiftPM build directory holds `directory`: `<package>/.build/<x>` or

@@ -5,4 +5,8 @@
 /// opens makes one. Tests read it to tell that the wrapper is in force.
 long sfx_mpg123_quieted_count(void);
 
+/// The shared library that holds sfx's code (its real path, malloc'd: free it), or NULL when
+/// sfx is linked into the program itself (see image_path.c).
+char *sfx_media_library_path(void);
+
 #endif

@@ -1,0 +1,267 @@
+/*
+ * sfx.h — the C API of sfx, a low-latency sound-effects and alert engine for Linux (libsfx.so).
+ *
+ *     #include <sfx.h>                      cc game.c $(pkg-config --cflags --libs sfx)
+ *
+ *     sfx_engine *engine;
+ *     if (sfx_open(NULL, &engine) != SFX_OK) { fprintf(stderr, "%s\n", sfx_last_error()); return 1; }
+ *     sfx_sound tock;
+ *     sfx_system_sound(engine, "tock", &tock);     // a system sound: never disposed
+ *     sfx_play(engine, tock, NULL, NULL);          // fire and forget, from any thread
+ *     sfx_wait_idle(engine, 5000);                 // let it ring out
+ *     sfx_close(engine);
+ *
+ * An engine opens an ALSA device and mixes on a real-time thread; a sound played now is mixed
+ * into the very next period the device takes. Sounds are decoded once, at load, into memory at
+ * the device's rate. This is the Swift library's SoundEngine, behind plain C types.
+ *
+ * Errors. Every function that can fail returns an int: SFX_OK (0) or a negative sfx_status.
+ * Then sfx_last_error() gives one line naming the thing and the fix, for the calling thread.
+ * A NULL pointer where one is required, a closed engine and an unknown sound are errors, never
+ * crashes: an engine handle stays safe to pass after sfx_close (every call then fails with
+ * SFX_ERROR_CLOSED), and voice handles stay safe after their voice has ended.
+ *
+ * Threads. Every function may be called from any thread, at the same time as any other, and
+ * from inside a completion callback, unless its comment says otherwise. Completion callbacks
+ * run on the engine's completion thread (a serial queue of the engine's, never the real-time
+ * thread), one at a time, in the order the plays ended.
+ *
+ * Numbers. Volumes and gains are linear, 1 as recorded, 0…16; pan −1 (left)…1 (right); fades
+ * 0…60000 ms. Out of range is SFX_ERROR_RANGE, never clamped and never a crash.
+ *
+ * Run time. libsfx.so is written in Swift: it needs the Swift runtime libraries of the toolchain
+ * it was built with (found through its RUNPATH), and Debian's libasound2, libsndfile1, libsoxr0,
+ * libebur128-1, libgpiod2 and libpulse0. See the README's "From C" section.
+ */
+#ifndef SFX_H
+#define SFX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version of this header; sfx_version() gives the library's. The major version is the
+ * library's SONAME (libsfx.so.0): a new major version may break this API. */
+#define SFX_VERSION_MAJOR 0
+#define SFX_VERSION_MINOR 1
+#define SFX_VERSION_PATCH 0
+
+/* What the functions return: SFX_OK, or one of these (negative), with sfx_last_error(). */
+typedef enum sfx_status {
+    SFX_OK = 0,
+    SFX_ERROR_NULL = -1,      /* a required pointer argument is NULL */
+    SFX_ERROR_CLOSED = -2,    /* the engine was closed (or the handle never was an engine) */
+    SFX_ERROR_RANGE = -3,     /* a number is out of its range; the message gives the range */
+    SFX_ERROR_DEVICE = -4,    /* the sound device cannot be opened */
+    SFX_ERROR_SOUND = -5,     /* unknown sound, name or id; a file that cannot be decoded */
+    SFX_ERROR_REJECTED = -6,  /* the play did not start (outranked, queue full, muted alert) */
+    SFX_ERROR_HAPTICS = -7,   /* nothing to vibrate with, or the vibrator failed */
+    SFX_ERROR_FAILED = -8     /* anything else; the message says what */
+} sfx_status;
+
+/* An open engine. Opaque: only sfx_open makes one. */
+typedef struct sfx_engine sfx_engine;
+
+/* A loaded sound: 1000–1999 sfx's bundled system sounds, 2000–65535 other system sounds,
+ * 65536 and up sounds loaded from a file or memory (never reused within a process). */
+typedef uint32_t sfx_sound;
+
+/* One play of a sound. Never 0; never reused within a process. */
+typedef uint64_t sfx_voice;
+
+/* Groups of voices, for group gain, mute and stop. Any number 0…7 is a group. */
+typedef enum sfx_group {
+    SFX_GROUP_EFFECTS = 0,    /* the default */
+    SFX_GROUP_UI = 1,
+    SFX_GROUP_ALERTS = 2,
+    SFX_GROUP_MUSIC = 3
+} sfx_group;
+#define SFX_GROUP_COUNT 8
+
+/* Priorities, 0…255: when every voice is busy, the lowest priority (then the oldest) gives way
+ * to a new play of the same or higher priority; a play outranked by every voice is rejected. */
+#define SFX_PRIORITY_LOW 64
+#define SFX_PRIORITY_NORMAL 128
+#define SFX_PRIORITY_HIGH 192
+#define SFX_PRIORITY_CRITICAL 255
+
+/* How a play ended. */
+typedef enum sfx_outcome {
+    SFX_FINISHED = 0,         /* played to its end, every loop */
+    SFX_STOPPED = 1,          /* sfx_voice_stop, sfx_stop_all, a group stop, sfx_dispose or sfx_close */
+    SFX_STOLEN = 2,           /* a newer or more important play took its voice */
+    SFX_REJECTED = 3          /* never started; `detail` says why */
+} sfx_outcome;
+
+/* Called once per play that sfx_play accepted, on the engine's completion thread (see Threads
+ * above). `detail` is NULL except for SFX_REJECTED, where it is one line saying why; it is valid
+ * only during the call. Calling any sfx function from here is safe; a slow callback delays only
+ * the completions after it, never the sound. */
+typedef void (*sfx_completion_fn)(sfx_voice voice, sfx_outcome outcome, const char *detail, void *user_data);
+
+/* How to open an engine. Zero means "the default" for every field, so
+ * `sfx_config config = {0};` or sfx_config_init() then setting what you need both work. */
+typedef struct sfx_config {
+    const char *device;       /* ALSA PCM name ("hw:0,0", "plughw:1", "pipewire", …); NULL: "default" */
+    uint32_t sample_rate;     /* Hz, 8000…384000; 0: 48000 */
+    uint32_t period_frames;   /* frames a period, 16…16384; 0: 128 */
+    uint32_t periods;         /* periods in the buffer, 2…64; 0: 3 */
+    uint32_t max_voices;      /* voices sounding at once, 1…4096; 0: 64 */
+} sfx_config;
+
+/* How to play. sfx_play with NULL options plays at volume 1, centred, once, in
+ * SFX_GROUP_EFFECTS, at SFX_PRIORITY_NORMAL, with no callback. Start from
+ * sfx_play_options_init() (or SFX_PLAY_OPTIONS_DEFAULT): zero is not the default here. */
+typedef struct sfx_play_options {
+    float volume;             /* 0…16, 1 as recorded */
+    float pan;                /* -1 left … 1 right */
+    int32_t loops;            /* extra repeats: 0 plays once, -1 loops until stopped */
+    uint32_t group;           /* 0…7, an sfx_group */
+    uint32_t priority;        /* 0…255, SFX_PRIORITY_* */
+    uint32_t max_instances;   /* at most this many voices of this sound at once, the oldest gives way; 0: no cap */
+    sfx_completion_fn completion; /* NULL: none */
+    void *user_data;          /* passed to completion */
+} sfx_play_options;
+
+#define SFX_PLAY_OPTIONS_DEFAULT { 1.0f, 0.0f, 0, SFX_GROUP_EFFECTS, SFX_PRIORITY_NORMAL, 0, NULL, NULL }
+
+/* What sfx_alert did (bits of its `heard` output). */
+#define SFX_ALERT_PLAYED 1u
+#define SFX_ALERT_VIBRATED 2u
+
+/* ---- The library ---------------------------------------------------------------------- */
+
+/* The library's version, "0.1.0". Never fails; the string is static. Any thread. */
+const char *sfx_version(void);
+
+/* The last error of the calling thread: one line naming the thing and the fix, or "" when no
+ * sfx call on this thread has failed yet. Valid until the next sfx call on this thread fails.
+ * Never NULL. Each thread has its own. */
+const char *sfx_last_error(void);
+
+/* Fills `config` with the defaults (all zero: "default", 48000 Hz, 128 × 3, 64 voices).
+ * Does nothing when `config` is NULL. Any thread. */
+void sfx_config_init(sfx_config *config);
+
+/* Fills `options` with the defaults (volume 1, pan 0, once, effects, normal priority, no cap,
+ * no callback). Does nothing when `options` is NULL. Any thread. */
+void sfx_play_options_init(sfx_play_options *options);
+
+/* ---- Engines -------------------------------------------------------------------------- */
+
+/* Opens the configured device (NULL `config`: every default) and starts the real-time thread;
+ * the user's settings file (~/.config/sfx/sfx.conf: [output] device when `config->device` is
+ * NULL, [alert] vibrate-with-alert, [haptics]) applies as it does to the `sfx` command;
+ * `*engine` is set on success, to NULL on failure. SFX_ERROR_NULL without `engine`,
+ * SFX_ERROR_RANGE for a number out of range, SFX_ERROR_DEVICE when the device cannot be opened,
+ * SFX_ERROR_SOUND when the bundled sounds are unusable, SFX_ERROR_FAILED for a settings file
+ * it cannot read (the message names it). Any thread. */
+int sfx_open(const sfx_config *config, sfx_engine **engine);
+
+/* Stops every sound (their completions say SFX_STOPPED), lets the device play what it holds
+ * (a few ms), stops the engine's threads and closes the device. The handle stays safe to pass:
+ * later calls with it fail with SFX_ERROR_CLOSED, and a second sfx_close too. Any thread,
+ * including a completion callback (it then does not wait for that callback). */
+int sfx_close(sfx_engine *engine);
+
+/* Waits until no voice sounds and every completion has been delivered, or `timeout_ms` has
+ * passed: SFX_OK when idle, SFX_ERROR_FAILED on timeout. Call it before closing to let sounds
+ * ring out. Any thread but a completion callback's (it would wait for itself). */
+int sfx_wait_idle(sfx_engine *engine, uint32_t timeout_ms);
+
+/* ---- Sounds --------------------------------------------------------------------------- */
+
+/* The system sound `name` ("tock", "bell", "message-new-instant", …: sfx's theme, then the
+ * themes it inherits), decoded on first use. System sounds are never disposed.
+ * SFX_ERROR_SOUND for a name no theme has. Any thread. */
+int sfx_system_sound(sfx_engine *engine, const char *name, sfx_sound *sound);
+
+/* Decodes a file (WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3, anything libsndfile reads) at `path`
+ * (bytes, as the file system has them) into a new sound. Sounds are held whole in memory:
+ * files longer than 30 s are refused. Decoding happens here, never when the sound plays.
+ * Any thread. */
+int sfx_load_file(sfx_engine *engine, const char *path, sfx_sound *sound);
+
+/* Decodes an encoded sound file held in memory (`size` bytes of WAV, Ogg, FLAC, … as
+ * sfx_load_file reads them) into a new sound. The bytes are copied; free them when it returns.
+ * Any thread. */
+int sfx_load_memory(sfx_engine *engine, const void *data, size_t size, sfx_sound *sound);
+
+/* Converts `frames` frames of interleaved float PCM (-1…1, `channels` 1 or 2, any
+ * `sample_rate`) into a new sound. The samples are copied. Any thread. */
+int sfx_load_pcm(sfx_engine *engine, const float *samples, size_t frames, uint32_t channels,
+                 uint32_t sample_rate, sfx_sound *sound);
+
+/* Forgets a sound loaded by sfx_load_*. Its voices fade out (SFX_STOPPED); its memory is freed
+ * once the real-time thread no longer reads it. SFX_ERROR_SOUND for a system sound or an id
+ * that names no loaded sound. Any thread. */
+int sfx_dispose(sfx_engine *engine, sfx_sound sound);
+
+/* ---- Playing -------------------------------------------------------------------------- */
+
+/* Starts `sound` and never blocks: the real-time thread starts it in the next period it
+ * renders. `options` NULL: the defaults. `*voice` (when `voice` is not NULL) is set on
+ * success, to 0 on failure. On SFX_OK the completion (if any) is called exactly once, and may
+ * be called before sfx_play returns; on an error it is never called: SFX_ERROR_RANGE for a
+ * number out of range, SFX_ERROR_SOUND for an unknown sound, SFX_ERROR_REJECTED when the
+ * command queue is full. Any thread, including a completion callback. */
+int sfx_play(sfx_engine *engine, sfx_sound sound, const sfx_play_options *options, sfx_voice *voice);
+
+/* Fades a voice out over `fade_ms` (0…60000; 0 is the 0.3 ms declick); its completion says
+ * SFX_STOPPED. A voice that has already ended: SFX_OK, nothing done. Any thread. */
+int sfx_voice_stop(sfx_engine *engine, sfx_voice voice, uint32_t fade_ms);
+
+/* Changes a sounding voice's volume (0…16), smoothly. A voice that has ended: SFX_OK, nothing
+ * done. Any thread. */
+int sfx_voice_set_volume(sfx_engine *engine, sfx_voice voice, float volume);
+
+/* Changes a sounding voice's pan (-1…1), smoothly. A voice that has ended: SFX_OK, nothing
+ * done. Any thread. */
+int sfx_voice_set_pan(sfx_engine *engine, sfx_voice voice, float pan);
+
+/* Fades out every voice over `fade_ms` (0…60000). Any thread. */
+int sfx_stop_all(sfx_engine *engine, uint32_t fade_ms);
+
+/* Fades out every voice of `group` (0…7) over `fade_ms` (0…60000). Any thread. */
+int sfx_group_stop(sfx_engine *engine, uint32_t group, uint32_t fade_ms);
+
+/* Sets the gain of `group` (0…7) to `gain` (0…16), smoothly; every group starts at 1. Any thread. */
+int sfx_group_set_gain(sfx_engine *engine, uint32_t group, float gain);
+
+/* Mutes (`muted` nonzero) or unmutes `group` (0…7), smoothly; its voices go on silently.
+ * Any thread. */
+int sfx_group_set_muted(sfx_engine *engine, uint32_t group, int muted);
+
+/* ---- Alerts and vibration ------------------------------------------------------------- */
+
+/* Plays an alert sound (group SFX_GROUP_ALERTS, SFX_PRIORITY_CRITICAL) unless the output is
+ * muted — sfx's mute flag (`sfx mute`), the device's Master switch off or volume at zero, or
+ * no usable device — and vibrates then (the `vibrate-with-alert` setting may say always or
+ * never). `*heard` (when not NULL) gets SFX_ALERT_PLAYED and/or SFX_ALERT_VIBRATED; `*voice`
+ * (when not NULL) the voice when it played, else 0. `completion` and `user_data` as in
+ * sfx_play_options; called once when it played, never otherwise. SFX_ERROR_REJECTED when it
+ * could neither play nor vibrate (the message says why). Reads the mixer or the sound server
+ * (up to 500 ms when a server does not answer): call it from an ordinary thread, not a
+ * completion callback if you mind the wait. */
+int sfx_alert(sfx_engine *engine, sfx_sound sound, float volume, sfx_completion_fn completion,
+              void *user_data, unsigned *heard, sfx_voice *voice);
+
+/* Vibrates on the first haptic backend found (game-pad rumble, GPIO, sysfs vibrator, the
+ * configured command): `count` durations in ms alternating on and off, starting with on
+ * (Android's waveform; each 1…10000 ms, at most 256), or the default 400 ms buzz when
+ * `pattern_ms` is NULL or `count` is 0. Replaces a running vibration. SFX_ERROR_HAPTICS when
+ * there is nothing to vibrate with (the message says why and what to do), SFX_ERROR_RANGE for
+ * a bad pattern. Any thread. */
+int sfx_vibrate(sfx_engine *engine, const uint32_t *pattern_ms, size_t count);
+
+/* Stops a running vibration; the actuator is left off. Any thread. */
+int sfx_vibrate_cancel(sfx_engine *engine);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SFX_H */

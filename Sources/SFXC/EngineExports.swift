@@ -1,0 +1,45 @@
+// sfx_open, sfx_close, sfx_wait_idle: an engine's life (see sfx.h).
+import CSFXAPI
+import SFX
+
+@_cdecl("sfx_open")
+public func exportedOpen(_ config: UnsafePointer<sfx_config>?, _ engine: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    cCall {
+        guard let engine else { throw CAPIError.null("engine (the sfx_engine ** to set)") }
+        engine.pointee = nil
+        var settings = try UserSettings.load()
+        if config?.pointee.device != nil { settings.device = nil }
+        var configuration = configuration(config?.pointee ?? sfx_config())
+        settings.apply(to: &configuration)
+        let opened = try SoundEngine(configuration: configuration)
+        engine.pointee = Handles.register(CEngine(engine: opened))
+    }
+}
+
+/// The engine's configuration for a C one: zero is the engine's default for every field. The
+/// user's settings file is laid over it as the `sfx` command does (its device only when the C
+/// configuration names none).
+func configuration(_ config: sfx_config) -> SoundEngine.Configuration {
+    var configuration = SoundEngine.Configuration()
+    if let device = config.device { configuration.output.device = String(cString: device) }
+    if config.sample_rate != 0 { configuration.output.sampleRate = Int(config.sample_rate) }
+    if config.period_frames != 0 { configuration.output.periodFrames = Int(config.period_frames) }
+    if config.periods != 0 { configuration.output.periodCount = Int(config.periods) }
+    if config.max_voices != 0 { configuration.maxVoices = Int(config.max_voices) }
+    return configuration
+}
+
+@_cdecl("sfx_close")
+public func exportedClose(_ engine: OpaquePointer?) -> Int32 {
+    cCall { try Handles.remove(engine).engine.close() }
+}
+
+@_cdecl("sfx_wait_idle")
+public func exportedWaitIdle(_ engine: OpaquePointer?, _ timeoutMilliseconds: UInt32) -> Int32 {
+    cCall {
+        let engine = try Handles.engine(engine).engine
+        guard engine.waitUntilIdle(timeout: .milliseconds(Int64(timeoutMilliseconds))) else {
+            throw CAPIError(SFX_ERROR_FAILED, "sounds still playing after \(timeoutMilliseconds) ms; wait longer, or stop them (sfx_stop_all)")
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import XCTest
+import SFXCardSupport
+
+/// The C API from C: programs built against an install of this build with
+/// `cc … $(pkg-config --cflags --libs sfx)` and run on the virtual card (ALSA's default for them).
+final class CProgramTests: XCTestCase {
+    var scratch: URL!
+    var prefix: URL!
+    var card: VirtualCard!
+
+    override func setUpWithError() throws {
+        scratch = try Installed.makeScratch()
+        prefix = scratch.appending(path: "prefix")
+        let install = try shell("script/install --from \(quoted(Installed.products.path)) --prefix \(quoted(prefix.path))",
+                                in: Installed.checkout)
+        XCTAssertEqual(install.status, 0, install.output + install.errors)
+        card = try VirtualCard(directory: scratch.appending(path: "card"))
+    }
+
+    override func tearDown() {
+        card = nil
+        Installed.removeScratch()
+    }
+
+    /// Builds `source` (a C file) with the installed sfx.pc into scratch/bin/`name`: a directory
+    /// with no share/sfx beside it, so the library can only find its sounds beside itself.
+    func build(_ source: URL, _ name: String, flags: String = "-std=c11 -Wall -Wextra -Werror") throws -> URL {
+        let bin = scratch.appending(path: "bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let output = bin.appending(path: name)
+        let run = try shell("cc \(flags) -o \(quoted(output.path)) \(quoted(source.path)) $(pkg-config --cflags --libs sfx) -lm",
+                            in: scratch, environment: ["PKG_CONFIG_PATH": prefix.appending(path: "lib/pkgconfig").path])
+        XCTAssertEqual(run.status, 0, "cc: \(run.output)\(run.errors)")
+        return output
+    }
+
+    /// Runs `program` with ALSA's default on the card, and a settings file and mute flag of the
+    /// test's own: the command backend appends each vibration's pattern to scratch/vibrations.
+    func runOnCard(_ program: URL) throws -> Run {
+        let config = scratch.appending(path: "config/sfx"), state = scratch.appending(path: "state")
+        let buzz = scratch.appending(path: "buzz")
+        if !FileManager.default.fileExists(atPath: buzz.path) {
+            try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+            try "#!/bin/sh\necho \"$SFX_VIBRATE_PATTERN\" >> \"$(dirname \"$0\")/vibrations\"\n"
+                .write(to: buzz, atomically: true, encoding: .utf8)
+            XCTAssertEqual(chmod(buzz.path, 0o700), 0)
+            try "[haptics]\nbackend = command\ncommand = \(buzz.path)\n"
+                .write(to: config.appending(path: "sfx.conf"), atomically: true, encoding: .utf8)
+        }
+        return try shell(quoted(program.path), in: scratch,
+                         environment: ["ALSA_CONFIG_PATH": card.configURL.path,
+                                       "XDG_CONFIG_HOME": scratch.appending(path: "config").path,
+                                       "XDG_STATE_HOME": state.path,
+                                       "SFX_TEST_VIBRATIONS": scratch.appending(path: "vibrations").path])
+    }
+
+    /// Each play the program announced ("trigger <ns>") reached the card's DAC after it and
+    /// before the next one: one onset per play.
+    func assertOnsets(match output: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let triggers = output.split(separator: "\n").compactMap { line -> UInt64? in
+            guard line.hasPrefix("trigger ") else { return nil }
+            return UInt64(line.dropFirst("trigger ".count))
+        }
+        let onsets = try card.events().compactMap { event -> UInt64? in
+            if case .onset(_, let dac, _) = event.kind { return dac }
+            return nil
+        }
+        XCTAssertEqual(onsets.count, triggers.count, "onsets \(onsets), triggers \(triggers)", file: file, line: line)
+        for (index, (trigger, onset)) in zip(triggers, onsets).enumerated() {
+            XCTAssertGreaterThan(onset, trigger, "sound \(index) reached the DAC before it was played", file: file, line: line)
+            if index + 1 < triggers.count {
+                XCTAssertLessThan(onset, triggers[index + 1], "sound \(index) reached the DAC after the next play", file: file, line: line)
+            }
+        }
+    }
+
+    // MARK: Tests
+
+    func testTheCheckProgramPlaysCompletesAndGetsErrorsNotCrashes() throws {
+        let program = try build(Installed.checkout.appending(path: "Tests/SFXCAPITests/C/capi_check.c"), "capi_check")
+        let run = try runOnCard(program)
+        XCTAssertEqual(run.status, 0, run.output + run.errors)
+        XCTAssertTrue(run.output.hasSuffix("ok\n"), run.output)
+        XCTAssertEqual(run.output.split(separator: "\n").filter { $0.hasPrefix("trigger ") }.count, 7, run.output)
+        try assertOnsets(match: run.output)
+        // The muted alert's buzz (the default 400 ms) and the pattern given, through the settings' command.
+        let vibrations = try String(contentsOf: scratch.appending(path: "vibrations"), encoding: .utf8)
+        XCTAssertEqual(vibrations, "400\n30,20,30\n")
+    }
+
+    /// The README's "From C" example, the first ```c block, as the README gives it.
+    func testTheReadmesCExampleBuildsAndPlaysOnTheCard() throws {
+        let readme = try String(contentsOf: Installed.checkout.appending(path: "README.md"), encoding: .utf8)
+        let block = try XCTUnwrap(readme.components(separatedBy: "\n```c\n").dropFirst().first?.components(separatedBy: "\n```\n").first,
+                                  "the README has no ```c block")
+        let source = scratch.appending(path: "game.c")
+        try (block + "\n").write(to: source, atomically: true, encoding: .utf8)
+        let program = try build(source, "game", flags: "-std=c99 -Wall -Wextra -Werror")
+        let run = try runOnCard(program)
+        XCTAssertEqual(run.status, 0, run.output + run.errors)
+        XCTAssertTrue(run.output.contains(": beep finished"), run.output)
+        let onsets = try card.events().filter { if case .onset = $0.kind { true } else { false } }
+        XCTAssertGreaterThanOrEqual(onsets.count, 1, "the example played nothing")
+        let recording = try WAVAudio(contentsOf: card.recordingURL)
+        XCTAssertGreaterThan(recording.samples.map(abs).max() ?? 0, 0.05)
+    }
+
+    /// A library loaded by a C program takes its sounds from `<prefix>/share/sfx/sounds` beside
+    /// the library, not beside the program: a `.disabled` planted in the installed theme is seen.
+    func testTheInstalledLibraryFindsTheSoundsBesideIt() throws {
+        let source = scratch.appending(path: "which.c")
+        try """
+        #include <stdio.h>
+        #include <sfx.h>
+        int main(void) {
+            sfx_engine *engine;
+            if (sfx_open(NULL, &engine) != SFX_OK) { printf("open: %s\\n", sfx_last_error()); return 2; }
+            sfx_sound sound;
+            int status = sfx_system_sound(engine, "tock", &sound);
+            printf("%d %s\\n", status, status == SFX_OK ? "" : sfx_last_error());
+            sfx_close(engine);
+            return 0;
+        }
+        """.write(to: source, atomically: true, encoding: .utf8)
+        let program = try build(source, "which")
+        let found = try runOnCard(program)
+        XCTAssertEqual(found.output, "0 \n", found.errors)
+
+        let disabled = prefix.appending(path: "share/sfx/sounds/sfx/stereo/tock.disabled")
+        XCTAssertTrue(FileManager.default.createFile(atPath: disabled.path, contents: Data()))
+        let run = try runOnCard(program)
+        XCTAssertEqual(run.status, 0, run.errors)
+        XCTAssertTrue(run.output.hasPrefix("-5 "), "tock came from elsewhere than \(prefix.path)/share/sfx/sounds: \(run.output)")
+        XCTAssertTrue(run.output.contains("disabled"), run.output)
+    }
+
+    /// sfx.h compiles alone as C99 and as C++17, warnings as errors, and its default options
+    /// initialiser and enums are usable from both.
+    func testTheHeaderCompilesAsC99AndCxx17WithWarningsAsErrors() throws {
+        let source = """
+        #include <sfx.h>
+        static void done(sfx_voice voice, sfx_outcome outcome, const char *detail, void *user_data) {
+            (void)voice; (void)outcome; (void)detail; (void)user_data;
+        }
+        int main(void) {
+            sfx_play_options options = SFX_PLAY_OPTIONS_DEFAULT;
+            sfx_config config = { 0, 0, 0, 0, 0 };
+            options.completion = done;
+            options.group = SFX_GROUP_UI;
+            options.priority = SFX_PRIORITY_HIGH;
+            return (int)config.sample_rate + (int)options.loops + (SFX_OK == 0 ? 0 : 1) + SFX_VERSION_MAJOR;
+        }
+        """
+        let include = prefix.appending(path: "include").path
+        for (name, compiler) in [("c99.c", "cc -std=c99 -pedantic"), ("cxx17.cpp", "c++ -std=c++17 -pedantic")] {
+            let file = scratch.appending(path: name)
+            try source.write(to: file, atomically: true, encoding: .utf8)
+            let run = try shell("\(compiler) -Wall -Wextra -Werror -I\(quoted(include)) -fsyntax-only \(quoted(file.path))", in: scratch)
+            XCTAssertEqual(run.status, 0, "\(compiler): \(run.errors)")
+        }
+    }
+}
