@@ -6,11 +6,12 @@ enum HapticsCommand: Subcommand {
     static let spec = CommandSpec(
         name: "haptics", abstract: "Show which vibration backends this machine has, and why the others are missing.",
         discussion: "Detection order: evdev, gpio, sysfs, command, callback; the first available is used.",
+        examples: ["sfx haptics", "sfx haptics --input-device /dev/input/event5"],
         positionals: [],
         options: HapticOptions.options)
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
-        var settings = try UserSettings.load()
+        var settings = try CommandSettings.load(needing: UserSettings.hapticKeys)
         try HapticOptions.apply(arguments, to: &settings)
         var haptics = HapticConfiguration()
         settings.apply(to: &haptics)

@@ -10,16 +10,17 @@ enum InfoCommand: Subcommand {
         Loudness is EBU R128 (libebur128): integrated LUFS from 400 ms up, the loudest 400 ms window below; \
         the true peak is in dBTP.
         """,
-        positionals: [PositionalSpec(name: "NAME|FILE", help: "A system sound name or a sound file.", min: 1, max: nil)],
-        options: [.flag("json", help: "Print JSON.")])
+        examples: ["sfx info bell", "sfx info recording.opus --json", "sfx render bell -o - | sfx info -"],
+        positionals: [PositionalSpec(name: "NAME|FILE", help: "System sound names, sound files, or - for standard input (see `sfx play --help`).", min: 0, max: nil)],
+        options: [SoundArgument.idOption, SoundArgument.fileOption, .flag("json", help: "Print JSON.")])
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let library = try SoundLibrary()
         var infos: [InfoRow] = []
         var failed = false
-        for text in arguments.positionals {
+        for sound in try SoundArgument.all(in: arguments) {
             do {
-                let url = try SoundArgument(text).file(in: library)
+                let url = try sound.file(in: library)
                 infos.append(InfoRow(info: try AudioFileInfo(file: url), loudness: try Loudness(file: url)))
             } catch {
                 printError(String(describing: error))

@@ -5,7 +5,8 @@ import SFXMedia
 enum ListCommand: Subcommand {
     static let spec = CommandSpec(
         name: "list", abstract: "List the system sounds: id, name, theme, loudness class, duration.",
-        discussion: "System sounds come from the sound theme (sfx's own, inheriting freedesktop) and never need loading by hand.",
+        discussion: "System sounds come from the sound theme (sfx's own, inheriting freedesktop) and never need loading by hand. A description is sfx's for its own sounds; other themes' sounds have none.",
+        examples: ["sfx list", "sfx list --theme freedesktop --json"],
         positionals: [],
         options: [.flag("json", help: "Print JSON."),
                   .option("theme", value: "NAME", help: "The sound theme to list (default: sfx).")])
@@ -23,8 +24,14 @@ enum ListCommand: Subcommand {
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         var configuration = SoundLibrary.Configuration()
-        if let theme = arguments.value("theme") { configuration.theme = theme }
+        if let theme = arguments.value("theme") {
+            try ThemeCheck.installed(theme, default: configuration.theme, environment: configuration.environment)
+            configuration.theme = theme
+        }
         let library = try SoundLibrary(configuration: configuration)
+        for warning in ThemeCheck.warnings(theme: configuration.theme, environment: configuration.environment) {
+            printError("warning: \(warning)")
+        }
         let rows = library.systemSounds().map { sound in
             Row(id: sound.id?.rawValue, name: sound.name, theme: sound.theme, file: sound.file,
                 duration: (try? AudioFileInfo(contentsOf: URL(filePath: sound.file)))?.duration,

@@ -1,17 +1,39 @@
 import Foundation
 import Glibc
 import SFX
+import SFXDevice
 
 enum MuteCommand: Subcommand {
     static let spec = CommandSpec(
         name: "mute", abstract: "Set or show sfx's mute flag (alerts vibrate instead while it is on).",
-        discussion: "The flag lives in $XDG_STATE_HOME/sfx/muted (default ~/.local/state/sfx/muted), shared by the command, the library and the daemon.",
+        discussion: """
+        The flag lives in $XDG_STATE_HOME/sfx/muted (default ~/.local/state/sfx/muted), shared by \
+        the command and the library. `status` also shows the output's mixer (Master or PCM \
+        switch and volume) and exits 0 when sfx counts the output as muted (the flag on, the \
+        switch off or the volume at zero) and 1 when not, so a script can test it as it tests \
+        `systemctl is-active`; on, off and toggle exit 0 once done. A usage error exits 64.
+        """,
+        examples: ["sfx mute on", "sfx mute toggle", "if sfx mute status -q; then echo muted; fi", "sfx mute status --json"],
         positionals: [PositionalSpec(name: "on|off|toggle|status", help: "What to do (default: status).", min: 0, max: 1)],
-        options: [.option("device", short: "D", value: "PCM", help: "Also show this output's mixer (default: default).")])
+        options: [.option("device", short: "D", value: "PCM", help: "Also show this output's mixer (default: the settings file, else default)."),
+                  .flag("json", help: "Print the state as JSON: muted, flag, device, mixer (null when the output has none)."),
+                  .flag("quiet", short: "q", help: "Print nothing; the exit status tells (status: 0 muted, 1 not).")])
+
+    /// What `--json` prints.
+    struct State: Encodable {
+        /// The flag is on, or the output's mixer is switched off or at zero volume.
+        let muted: Bool
+        let flag: Bool
+        let device: String
+        /// nil when the device has no Master or PCM control.
+        let mixer: MasterState?
+        let mixerMuted: Bool?
+    }
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let flag = MuteFlag.user()
-        switch arguments.positionals.first ?? "status" {
+        let action = arguments.positionals.first ?? "status"
+        switch action {
         case "on": try flag.set(true)
         case "off": try flag.set(false)
         case "toggle": try flag.toggle()
@@ -19,16 +41,24 @@ enum MuteCommand: Subcommand {
         case let other:
             throw UsageError(message: "unknown action '\(other)': expected on, off, toggle or status", command: spec)
         }
-        print("sfx mute flag: \(flag.isMuted ? "on" : "off")")
-        let device = try arguments.value("device") ?? UserSettings.load().device ?? "default"
-        do {
-            let master = try MixerControl(device: device).read()
-            let volume = master.volume.map { "\(Int(($0 * 100).rounded())) %" } ?? "no volume"
-            let switchText = master.switchOn.map { $0 ? "on" : "off" } ?? "no switch"
-            print("output mixer (\(device)): \(master.control) \(switchText), \(volume)\(master.isMuted ? " — muted" : "")")
-        } catch {
-            print("output mixer (\(device)): unavailable — \(error)")
+        let quiet = arguments.flag("quiet")
+        let device = try arguments.value("device") ?? CommandSettings.load(quiet: quiet).device ?? "default"
+        let master = try? MixerControl(device: device).read()
+        let state = State(muted: flag.isMuted || master?.isMuted == true, flag: flag.isMuted, device: device,
+                          mixer: master, mixerMuted: master?.isMuted)
+        if arguments.flag("json") {
+            if !quiet { try printJSON(state) }
+        } else if !quiet {
+            print("sfx mute flag: \(state.flag ? "on" : "off")")
+            if let master {
+                let volume = master.volume.map { "\(Int(($0 * 100).rounded())) %" } ?? "no volume"
+                let switchText = master.switchOn.map { $0 ? "on" : "off" } ?? "no switch"
+                print("output mixer (\(device)): \(master.control) \(switchText), \(volume)\(master.isMuted ? " — muted" : "")")
+            } else {
+                print("output mixer (\(device)): none — the device has no Master or PCM control; only sfx's flag counts")
+            }
         }
-        return 0
+        guard action == "status" else { return 0 }
+        return state.muted ? 0 : 1
     }
 }

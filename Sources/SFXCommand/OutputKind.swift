@@ -20,16 +20,18 @@ enum OutputKind: CustomStringConvertible {
         self = SoundServer.server(behind: device).map { .server($0) } ?? .card
     }
 
-    var defaultPeriodFrames: Int {
+    /// The period size this kind asks for when none is given; nil: the library's default.
+    var periodFrames: Int? {
         switch self {
-        case .card: 128
+        case .card: nil
         case .server: 512
         }
     }
 
-    var defaultPeriodCount: Int {
+    /// The period count this kind asks for when none is given; nil: the library's default.
+    var periodCount: Int? {
         switch self {
-        case .card: 3
+        case .card: nil
         case .server: 3
         }
     }

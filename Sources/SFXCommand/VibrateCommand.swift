@@ -6,9 +6,10 @@ enum VibrateCommand: Subcommand {
     static let spec = CommandSpec(
         name: "vibrate", abstract: "Vibrate: one 400 ms buzz, a pattern, or a named effect.",
         discussion: """
-        Patterns alternate on and off, starting with on: --pattern 200,100,200 buzzes 200 ms, \\
+        Patterns alternate on and off, starting with on: --pattern 200,100,200 buzzes 200 ms, \
         rests 100 ms, buzzes 200 ms. Ctrl-C stops and leaves the actuator off.
         """,
+        examples: ["sfx vibrate", "sfx vibrate --pattern 200,100,200 --amplitude 0.7", "sfx vibrate --effect double-click --backend evdev"],
         positionals: [],
         options: [.option("pattern", value: "MS,MS,…", help: "On/off durations in milliseconds."),
                   .option("amplitude", value: "A[,A…]", help: "Strength 0 to 1, one for all or one per duration."),
@@ -17,8 +18,9 @@ enum VibrateCommand: Subcommand {
             + HapticOptions.options)
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
-        var settings = try UserSettings.load()
+        var settings = try CommandSettings.load(needing: UserSettings.hapticKeys)
         try HapticOptions.apply(arguments, to: &settings)
+        try HapticOptions.checkCommand(settings)
         let pattern: VibrationPattern
         do {
             if let effect = arguments.value("effect") {
