@@ -243,7 +243,7 @@ static void open_recording(sfx_pcm *p)
             return;
         }
         SF_INFO info = { .samplerate = (int)p->io.rate, .channels = (int)p->io.channels,
-                         .format = SF_FORMAT_WAV | SF_FORMAT_PCM_32 };
+                         .format = SF_FORMAT_WAV | SF_FORMAT_FLOAT };
         p->recording = sf_open_fd(fd, SFM_WRITE, &info, 1);
         if (!p->recording) {
             SNDERR("sfxcard: cannot write %s (%s)", path, sf_strerror(NULL));
@@ -251,10 +251,6 @@ static void open_recording(sfx_pcm *p)
         }
         /* Keep the header valid after every write, so a killed client still leaves a valid file. */
         sf_command(p->recording, SFC_SET_UPDATE_HEADER_AUTO, NULL, SF_TRUE);
-        /* 32-bit integer PCM, which sox and every reader take without a warning (libsndfile's
-         * float WAV lacks the fmt extension size); a float in -1..1 reads back exactly, and a
-         * sample beyond full scale clips as a DAC would. */
-        sf_command(p->recording, SFC_SET_CLIPPING, NULL, SF_TRUE);
         p->recorded_frames = 0;
         card_log(&p->card, "recording stream=playback file=%s", name);
     }

@@ -11,7 +11,7 @@ enum AlertCommand: Subcommand {
         when-muted, always) decides when it vibrates. Prints what happened; exits 1 when it \
         could neither play nor vibrate.
         """,
-        examples: ["sfx alert bell", "sfx alert dialog-warning --vibrate always --backend command --command /usr/local/bin/buzz"],
+        examples: ["sfx alert bell", "sfx alert dialog-warning --vibrate always --command /usr/local/bin/buzz"],
         positionals: [PositionalSpec(name: "NAME|FILE", help: "A system sound name or a sound file (see `sfx play --help`).", min: 0, max: 1)],
         options: [SoundArgument.idOption, SoundArgument.fileOption, Volume.option, Volume.decibelOption,
                   .option("vibrate", value: "WHEN", help: "never, when-muted or always (default: the settings file, else when-muted).")]

@@ -5,8 +5,8 @@ import SFXMedia
 enum OutputFormat: String, CaseIterable {
     case wav, flac, ogg, opus, mp3, aiff, caf
 
-    /// What each format is written as. WAV is 32-bit integer PCM, which keeps every sample of the
-    /// mix (the limiter holds it within full scale) and which sox reads without a warning; FLAC
+    /// What each format is written as. WAV is 32-bit integer PCM, which keeps the mix to 2^-31
+    /// of full scale (the limiter holds it within full scale) and which sox reads without a warning; FLAC
     /// is 24-bit, AIFF 16-bit, CAF 32-bit float.
     var encoding: AudioFileEncoding {
         switch self {

@@ -7,8 +7,8 @@ public enum AudioFileEncoding: String, Sendable, Codable, CaseIterable {
     /// without the extension size, so sox warns ("wave header missing extended part of fmt
     /// chunk") as it does for WAVE_FORMAT_EXTENSIBLE: for files people open, `wavPCM32`.
     case wavFloat32
-    /// WAV, 32-bit integer PCM: a float sample in -1…1 comes back as the same float (31 bits
-    /// hold its 24-bit mantissa), and every reader (sox, aplay) takes it without a warning.
+    /// WAV, 32-bit integer PCM: a float sample in -1…1 comes back within 2^-31 (-186 dBFS) of
+    /// itself, exactly from 2^-8 up, and every reader (sox, aplay) takes it without a warning.
     case wavPCM32
     /// WAV, 16-bit PCM.
     case wavPCM16

@@ -175,7 +175,7 @@ final class HostileInputTests: XCTestCase {
         }
         let last = try sfx("render", wav.path, "-o", output, "--at", "599.75")
         XCTAssertEqual(last.status, 0, last.stderr)
-        XCTAssertTrue(last.stdout.contains("wrote \(output): \(599 * 48_000 + 36_000 + 12_000) frames"), last.stdout)
+        XCTAssertTrue(last.stdout.contains("wrote \(output) (wav): \(599 * 48_000 + 36_000 + 12_000) frames"), last.stdout)
     }
 
     /// Issue 9, item 7: a settings file that is a device or a directory is named as such.
