@@ -105,7 +105,7 @@ enum Help {
 
     /// `left` then `help` wrapped in the help column; a `left` too wide for it puts the help on
     /// the next line.
-    static func row(_ left: String, _ help: String) -> String {
+    static func row(_ left: String, _ help: String, column: Int = Help.column) -> String {
         let wrapped = wrap(help, indent: column)
         if left.count + 2 <= column {
             return left + String(wrapped.dropFirst(left.count)) + "\n"

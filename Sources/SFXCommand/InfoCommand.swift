@@ -23,7 +23,7 @@ enum InfoCommand: Subcommand {
                 let url = try sound.file(in: library)
                 infos.append(InfoRow(info: try AudioFileInfo(file: url), loudness: try Loudness(file: url)))
             } catch {
-                printError(String(describing: error))
+                printError(StandardInputAudio.named(String(describing: error)))
                 failed = true
             }
         }
@@ -34,7 +34,7 @@ enum InfoCommand: Subcommand {
                 let info = row.info
                 let frames = info.frames.map { "\($0) frames" } ?? "? frames"
                 let duration = info.duration.map(seconds) ?? "? s"
-                print("\(info.path): \(info.mimeType)  .\(info.fileExtension)  \(info.container) \(info.encoding)  "
+                print("\(StandardInputAudio.named(info.path)): \(info.mimeType)  .\(info.fileExtension)  \(info.container) \(info.encoding)  "
                       + "\(info.sampleRate) Hz  \(info.channels) ch  \(frames)  \(duration)  \(row.levels)")
             }
         }

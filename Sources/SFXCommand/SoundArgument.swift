@@ -111,6 +111,12 @@ final class StandardInputAudio: @unchecked Sendable {
     static let maximumBytes = 256 << 20
     private var descriptor: Int32?
 
+    /// `text` with the in-memory file's path (`/proc/self/fd/N`) named as the user gave it.
+    static func named(_ text: String) -> String {
+        guard let descriptor = shared.descriptor else { return text }
+        return text.replacingOccurrences(of: "/proc/self/fd/\(descriptor)", with: "standard input (-)")
+    }
+
     func path() throws -> RawFilePath {
         if let descriptor { return RawFilePath("/proc/self/fd/\(descriptor)") }
         let fd = sfx_memfd("sfx-stdin")

@@ -17,11 +17,11 @@ OVERVIEW: sfx — low-latency sound effects and alerts for Linux
 USAGE: sfx <subcommand> [options]
 
 SUBCOMMANDS:
-\(commands.map { Help.row("  " + $0.spec.name, $0.spec.abstract) }.joined(separator: "").dropLast())
+\(commands.map { Help.row("  " + $0.spec.name, $0.spec.abstract, column: 16) }.joined(separator: "").dropLast())
 
 OPTIONS:
-  --version                 Show the version.
-  -h, --help                Show help information.
+  --version     Show the version.
+  -h, --help    Show help information.
 
   See 'sfx <subcommand> --help' for the subcommand's options and examples.
 
@@ -83,7 +83,7 @@ func runMain(_ argv: [String]) -> Int32 {
         if let spec = error.command { FileHandle.standardError.write(Data("usage: \(spec.usageLine)\n  see 'sfx \(spec.name) --help'\n".utf8)) }
         return 64
     } catch {
-        printError(String(describing: error))
+        printError(StandardInputAudio.named(String(describing: error)))
         return 1
     }
 }
