@@ -114,6 +114,33 @@ enum Help {
     }
 }
 
+/// A numeric option declared once: its spec and the range its value is checked against.
+struct NumberOption {
+    let spec: OptionSpec
+    let range: ClosedRange<Double>
+
+    /// The value given, checked; nil when the option is absent.
+    func read(_ arguments: ParsedArguments) throws(UsageError) -> Double? {
+        try arguments.number(spec.name, in: range)
+    }
+}
+
+/// A whole-number option declared once: its spec and its range.
+struct IntegerOption {
+    let spec: OptionSpec
+    let range: ClosedRange<Int>
+
+    func read(_ arguments: ParsedArguments) throws(UsageError) -> Int? {
+        try arguments.integer(spec.name, in: range)
+    }
+}
+
+/// Options several subcommands share, declared once.
+enum CommonOptions {
+    static let json = OptionSpec.flag("json", help: "Print JSON.")
+    static let pan = NumberOption(spec: .option("pan", value: "PAN", help: "Pan, -1 (left) to 1 (right) (default 0)."), range: -1...1)
+}
+
 struct UsageError: Error, CustomStringConvertible {
     let message: String
     let command: CommandSpec?
@@ -190,6 +217,12 @@ struct ParsedArguments {
     func values(_ name: String) -> [String] { values[name] ?? [] }
 
     func value(_ name: String) -> String? { values[name]?.last }
+
+    func flag(_ option: OptionSpec) -> Bool { flag(option.name) }
+
+    func values(_ option: OptionSpec) -> [String] { values(option.name) }
+
+    func value(_ option: OptionSpec) -> String? { value(option.name) }
 
     /// The option's value as a number in `range`, or nil when absent.
     func number(_ name: String, in range: ClosedRange<Double>) throws(UsageError) -> Double? {

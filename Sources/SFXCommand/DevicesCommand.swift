@@ -17,7 +17,7 @@ enum DevicesCommand: Subcommand {
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let devices = DeviceList.playbackDevices()
         let cards = SoundCard.all()
-        if arguments.flag("json") {
+        if arguments.flag(CommonOptions.json) {
             try printJSON(Listing(devices: devices, cards: cards))
             return 0
         }

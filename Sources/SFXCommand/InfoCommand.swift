@@ -12,7 +12,7 @@ enum InfoCommand: Subcommand {
         """,
         examples: ["sfx info bell", "sfx info recording.opus --json", "sfx render bell -o - | sfx info -"],
         positionals: [PositionalSpec(name: "NAME|FILE", help: "System sound names, sound files, or - for standard input (see `sfx play --help`).", min: 0, max: nil)],
-        options: [SoundArgument.idOption, SoundArgument.fileOption, .flag("json", help: "Print JSON.")])
+        options: [SoundArgument.idOption, SoundArgument.fileOption, CommonOptions.json])
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let library = try SoundLibrary()
@@ -27,7 +27,7 @@ enum InfoCommand: Subcommand {
                 failed = true
             }
         }
-        if arguments.flag("json") {
+        if arguments.flag(CommonOptions.json) {
             try printJSON(infos)
         } else {
             for row in infos {

@@ -8,7 +8,7 @@ enum ListCommand: Subcommand {
         discussion: "System sounds come from the sound theme (sfx's own, inheriting freedesktop) and never need loading by hand. A description is sfx's for its own sounds; other themes' sounds have none.",
         examples: ["sfx list", "sfx list --theme freedesktop --json"],
         positionals: [],
-        options: [.flag("json", help: "Print JSON."),
+        options: [CommonOptions.json,
                   .option("theme", value: "NAME", help: "The sound theme to list (default: sfx).")])
 
     struct Row: Encodable {
@@ -37,7 +37,7 @@ enum ListCommand: Subcommand {
                 duration: (try? AudioFileInfo(contentsOf: URL(filePath: sound.file)))?.duration,
                 description: sound.description, loudnessClass: library.loudnessClass(ofSystemSound: sound.name))
         }
-        if arguments.flag("json") {
+        if arguments.flag(CommonOptions.json) {
             try printJSON(rows)
             return 0
         }

@@ -46,7 +46,7 @@ enum MuteCommand: Subcommand {
         let master = try? MixerControl(device: device).read()
         let state = State(muted: flag.isMuted || master?.isMuted == true, flag: flag.isMuted, device: device,
                           mixer: master, mixerMuted: master?.isMuted)
-        if arguments.flag("json") {
+        if arguments.flag(CommonOptions.json) {
             if !quiet { try printJSON(state) }
         } else if !quiet {
             print("sfx mute flag: \(state.flag ? "on" : "off")")

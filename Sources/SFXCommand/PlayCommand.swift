@@ -16,17 +16,18 @@ enum PlayCommand: Subcommand {
         examples: ["sfx play tock", "sfx play ./coin.ogg --volume -6dB", "sfx play -f bell -i bell", "sox -n -t wav - synth 0.2 sine 880 | sfx play -"],
         positionals: [PositionalSpec(name: "NAME|FILE", help: "System sound names, sound files, or - for standard input.", min: 0, max: nil)],
         options: [SoundArgument.idOption, SoundArgument.fileOption, Volume.option, Volume.decibelOption,
-                  .option("pan", value: "PAN", help: "Pan, -1 (left) to 1 (right) (default 0)."),
-                  .option("loops", value: "N", help: "Extra repeats; -1 repeats until Ctrl-C (default 0)."),
-                  .flag("normalize", help: "Bring sound files to one loudness (-23 LUFS, true peak at most -1 dBTP) before playing."),
-                  .option("normalize-to", value: "LUFS", help: "Like --normalize, to this loudness (-70 to 0).")]
+                  CommonOptions.pan.spec, loops.spec, normalize, normalizeTo.spec]
             + OutputOptions.specs)
+
+    static let loops = IntegerOption(spec: .option("loops", value: "N", help: "Extra repeats; -1 repeats until Ctrl-C (default 0)."), range: -1...1_000_000)
+    static let normalize = OptionSpec.flag("normalize", help: "Bring sound files to one loudness (-23 LUFS, true peak at most -1 dBTP) before playing.")
+    static let normalizeTo = NumberOption(spec: .option("normalize-to", value: "LUFS", help: "Like --normalize, to this loudness (-70 to 0)."), range: -70...0)
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let sounds = try SoundArgument.all(in: arguments)
         let volume = try Volume.factor(arguments) ?? 1
-        let pan = Float(try arguments.number("pan", in: -1...1) ?? 0)
-        let loops = try arguments.integer("loops", in: -1...1_000_000) ?? 0
+        let pan = Float(try CommonOptions.pan.read(arguments) ?? 0)
+        let loops = try Self.loops.read(arguments) ?? 0
         let normalize = try normalization(arguments)
         let options = try OutputOptions(arguments)
         let settings = try CommandSettings.load(quiet: options.quiet)
@@ -43,9 +44,9 @@ enum PlayCommand: Subcommand {
 
     /// `--normalize` or `--normalize-to LUFS`; nil when neither is given.
     static func normalization(_ arguments: ParsedArguments) throws -> LoudnessNormalization? {
-        if let target = try arguments.number("normalize-to", in: -70...0) {
+        if let target = try normalizeTo.read(arguments) {
             return LoudnessNormalization(target: target)
         }
-        return arguments.flag("normalize") ? .standard : nil
+        return arguments.flag(normalize) ? .standard : nil
     }
 }

@@ -17,45 +17,45 @@ enum RenderCommand: Subcommand {
         examples: ["sfx render tock bell -o out.wav --at 0 --at 0.25", "sfx render bell -o bell.ogg",
                    "sfx render bell -o - | sox -t wav - -n stat"],
         positionals: [PositionalSpec(name: "NAME|FILE", help: "System sound names, sound files, or - for standard input.", min: 0, max: nil)],
-        options: [.option("output", short: "o", value: "FILE", help: "The file to write, or - for standard output (required)."),
-                  .option("format", value: "FORMAT", help: "\(OutputFormat.names) (default: by the output's extension, else wav)."),
-                  SoundArgument.idOption, SoundArgument.fileOption,
-                  .option("at", value: "SECONDS", repeatable: true, help: "When the sound of the same position starts (0 to \(OfflineMix.maximumSeconds); it must end by then)."),
-                  Volume.option, Volume.decibelOption,
-                  .option("pan", value: "PAN", help: "Pan of every sound, -1 (left) to 1 (right) (default 0)."),
-                  .option("rate", value: "HZ", help: "Sample rate, 8000 to 192000 (default 48000)."),
-                  .flag("quiet", short: "q", help: "Do not say what was written.")])
+        options: [output, format, SoundArgument.idOption, SoundArgument.fileOption, at,
+                  Volume.option, Volume.decibelOption, CommonOptions.pan.spec, rate.spec, quiet])
+
+    static let output = OptionSpec.option("output", short: "o", value: "FILE", help: "The file to write, or - for standard output (required).")
+    static let format = OptionSpec.option("format", value: "FORMAT", help: "\(OutputFormat.names) (default: by the output's extension, else wav).")
+    static let at = OptionSpec.option("at", value: "SECONDS", repeatable: true, help: "When the sound of the same position starts (0 to \(OfflineMix.maximumSeconds); it must end by then).")
+    static let rate = IntegerOption(spec: .option("rate", value: "HZ", help: "Sample rate, 8000 to 192000 (default 48000)."), range: 8000...192_000)
+    static let quiet = OptionSpec.flag("quiet", short: "q", help: "Do not say what was written.")
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
-        guard let output = arguments.value("output") else {
+        guard let output = arguments.value(output) else {
             throw UsageError(message: "missing '--output FILE'", command: spec)
         }
-        let format: OutputFormat
-        if let name = arguments.value("format") {
+        let chosen: OutputFormat
+        if let name = arguments.value(format) {
             guard let named = OutputFormat(rawValue: name.lowercased()) else {
                 throw UsageError(message: "unknown format '\(name)': expected \(OutputFormat.names)", command: spec)
             }
-            format = named
+            chosen = named
         } else if output != "-", let byName = OutputFormat(fileName: output) {
-            format = byName
+            chosen = byName
         } else {
-            format = .wav
+            chosen = .wav
         }
         let sounds = try SoundArgument.all(in: arguments)
         // The mix stops at OfflineMix.maximumSeconds: a start at or after it would be lost.
         let longest = Double(OfflineMix.maximumSeconds)
-        let starts = try arguments.values("at").map {
+        let starts = try arguments.values(at).map {
             try ParsedArguments.number($0, option: "at", in: 0...longest, spec: spec)
         }
         guard starts.count <= sounds.count else {
             throw UsageError(message: "more --at times (\(starts.count)) than sounds (\(sounds.count))", command: spec)
         }
         var configuration = SoundLibrary.Configuration()
-        if let rate = try arguments.integer("rate", in: 8000...192_000) {
+        if let rate = try rate.read(arguments) {
             configuration.format = AudioFormat(sampleRate: rate, channels: 2)
         }
         let volume = try Volume.factor(arguments) ?? 1
-        let pan = Float(try arguments.number("pan", in: -1...1) ?? 0)
+        let pan = Float(try CommonOptions.pan.read(arguments) ?? 0)
         let library = try SoundLibrary(configuration: configuration)
         var plays: [OfflineMix.Play] = []
         for (i, sound) in sounds.enumerated() {
@@ -71,15 +71,15 @@ enum RenderCommand: Subcommand {
         let samples = try OfflineMix.render(plays, library: library)
         let audio = configuration.format
         if output == "-" {
-            try writeToStandardOutput(samples, format: audio, as: format)
+            try writeToStandardOutput(samples, format: audio, as: chosen)
         } else {
             try AudioFileWriter.write(samples, sampleRate: audio.sampleRate, channels: audio.channels,
-                                      to: URL(filePath: output), as: format.encoding)
+                                      to: URL(filePath: output), as: chosen.encoding)
         }
         let frames = samples.count / audio.channels
-        if !arguments.flag("quiet") {
+        if !arguments.flag(quiet) {
             // With -o -, standard output is the file: the note goes to stderr.
-            let note = "wrote \(output == "-" ? "standard output" : output) (\(format.rawValue)): \(frames) frames, "
+            let note = "wrote \(output == "-" ? "standard output" : output) (\(chosen.rawValue)): \(frames) frames, "
                 + "\(seconds(Double(frames) / Double(audio.sampleRate))) at \(audio)"
             if output == "-" { FileHandle.standardError.write(Data((note + "\n").utf8)) } else { print(note) }
         }

@@ -95,8 +95,10 @@ public final class AudioFileWriter {
             throw MediaError(.unsupportedOutput(detail: message), subject: url.path)
         }
         sf_command(handle, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE))
-        // Integer encodings clip samples outside -1…1 instead of wrapping them around.
-        sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
+        // 32-bit integers: libsndfile's plain conversion wraps full scale (+1 becomes -1); its
+        // clipping one scales by 2^31 and stops at the largest integer. (16 and 24 bits keep the
+        // plain conversion, whose scale their files have always had.)
+        if encoding == .wavPCM32 { sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE)) }
         self.handle = handle
     }
 

@@ -64,7 +64,7 @@ final class InfoAndWriterTests: TemporaryDirectoryTestCase {
 
     /// 32-bit integer WAV: a plain PCM fmt chunk (tag 1, 32 bits) that sox reads without a
     /// warning, every float in -1…1 read back within 2^-31 of itself (exactly from 2^-8 up),
-    /// and samples beyond full scale clipped.
+    /// full scale kept (not wrapped to -1), and samples beyond it clipped.
     func testWAVPCM32KeepsEveryFloatAndIsPlainPCM() throws {
         let url = directory.file("pcm32.wav")
         var samples = sine
