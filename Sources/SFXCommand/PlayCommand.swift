@@ -31,6 +31,7 @@ enum PlayCommand: Subcommand {
         let normalize = try normalization(arguments)
         let options = try OutputOptions(arguments)
         let settings = try CommandSettings.load(quiet: options.quiet)
+        try SoundArgument.checkFilesExist(sounds)
         let session = try EngineSession(options, settings: settings)
         let ids = try sounds.map { try $0.load(into: session.engine.library, normalize: normalize) }
         let interrupted = Interruption()

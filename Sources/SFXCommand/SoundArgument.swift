@@ -68,6 +68,15 @@ enum SoundArgument: Equatable {
         return sounds
     }
 
+    /// Fails on the first file that cannot be found or examined, before a device is opened (so
+    /// "no such file" is the only line printed); what it holds is checked when it is loaded.
+    static func checkFilesExist(_ sounds: [SoundArgument]) throws {
+        for case .file(let path) in sounds {
+            var info = stat()
+            if path.withCString({ stat($0, &info) }) != 0 { _ = try AudioFileInfo(file: path) }
+        }
+    }
+
     /// The command-line argument `text` came from, byte for byte: Swift's `CommandLine.arguments`
     /// replaces bytes that are not UTF-8 with U+FFFD, so the raw `argv` entry that decodes to
     /// `text` is used (the first, should two differ only in such bytes).

@@ -97,7 +97,8 @@ final class NewUserTests: XCTestCase {
     func testAWordWithAnAudioExtensionIsAFileAndAMissingOneSaysNoSuchFile() throws {
         let run = try sfx("play", "missing.wav")
         XCTAssertEqual(run.status, 1)
-        XCTAssertTrue(run.stderr.contains("sfx: missing.wav: no such file"), run.stderr)
+        XCTAssertTrue(run.stderr.hasPrefix("sfx: missing.wav: no such file"), run.stderr)
+        XCTAssertEqual(run.stderr.split(separator: "\n").count, 1, "one line, before any device is opened: \(run.stderr)")
         XCTAssertFalse(run.stderr.contains("no system sound"), run.stderr)
         // -i forces a system sound name, whatever it looks like.
         let forced = try sfx("play", "-i", "missing.wav", "-q")
