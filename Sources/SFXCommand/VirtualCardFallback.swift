@@ -35,7 +35,8 @@ enum VirtualCardFallback {
             where old.hasPrefix("playback") || old == "events.log" {
                 unlink(directory.appending(path: old).path)
             }
-            card = try VirtualCard(directory: directory, plugin: plugin)
+            // Its recording is for people to open: 32-bit PCM, which sox reads without a warning.
+            card = try VirtualCard(directory: directory, recordingFormat: .pcm32, plugin: plugin)
         } catch {
             throw Failure("\(reason), and sfx's virtual card is not available (\(error)); pick a device with --device (`sfx devices` lists them)")
         }

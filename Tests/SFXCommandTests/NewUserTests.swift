@@ -199,12 +199,17 @@ final class NewUserTests: XCTestCase {
         XCTAssertEqual(try AudioFileInfo(contentsOf: file).frames, 3840)
     }
 
-    /// The WAV render writes is plain PCM that sox reads without "wave header missing extended
-    /// part of fmt chunk" (the virtual card keeps recording 32-bit float, exactly: see the README).
-    func testRenderedWAVIsOneSoxReadsWithoutAWarning() throws {
+    /// The WAVs sfx writes for people — render's, and the recording of the virtual card that
+    /// `sfx play` uses — are plain PCM that sox reads without "wave header missing extended part
+    /// of fmt chunk". (A test's VirtualCard records 32-bit float, sample-exact, by default.)
+    func testEveryWAVSfxWritesIsOneSoxReadsWithoutAWarning() throws {
         let rendered = scratch.appending(path: "r.wav")
         XCTAssertEqual(try sfx("render", "bell", "-o", rendered.path).status, 0)
-        for file in [rendered] {
+        let play = try sfx("play", "tock")
+        XCTAssertEqual(play.status, 0, play.stderr)
+        let recorded = try XCTUnwrap(recording(play), play.stdout)
+        XCTAssertGreaterThan(try peak(recorded), 0.1, "tock reached the card")
+        for file in [rendered, recorded] {
             let bytes = [UInt8](try Data(contentsOf: file))
             XCTAssertEqual(Int(bytes[20]) | Int(bytes[21]) << 8, 1, "\(file.path): WAVE_FORMAT_PCM")
             guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sox") else { continue }
