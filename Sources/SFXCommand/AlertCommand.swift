@@ -14,8 +14,10 @@ enum AlertCommand: Subcommand {
         examples: ["sfx alert bell", "sfx alert dialog-warning --vibrate always --command /usr/local/bin/buzz"],
         positionals: [PositionalSpec(name: "NAME|FILE", help: "A system sound name or a sound file (see `sfx play --help`).", min: 0, max: 1)],
         options: [SoundArgument.idOption, SoundArgument.fileOption, Volume.option, Volume.decibelOption,
-                  .option("vibrate", value: "WHEN", help: "never, when-muted or always (default: the settings file, else when-muted).")]
+                  vibrate]
             + HapticOptions.options + OutputOptions.specs)
+
+    static let vibrate = OptionSpec.option("vibrate", value: "WHEN", help: "never, when-muted or always (default: the settings file, else when-muted).")
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let sounds = try SoundArgument.all(in: arguments)
@@ -25,7 +27,7 @@ enum AlertCommand: Subcommand {
         let options = try OutputOptions(arguments)
         var settings = try CommandSettings.load(needing: UserSettings.alertKeys, quiet: options.quiet)
         try HapticOptions.apply(arguments, to: &settings)
-        if let when = arguments.value("vibrate") {
+        if let when = arguments.value(vibrate) {
             guard let mode = AlertVibration(rawValue: when) else {
                 throw UsageError(message: "invalid value '\(when)' for '--vibrate': expected never, when-muted or always", command: spec)
             }

@@ -7,7 +7,9 @@ enum DevicesCommand: Subcommand {
         discussion: "Pass a NAME to --device of `sfx play`. The cards and PCMs are the kernel's, as `aplay -l` lists them; hw:CARD,DEVICE plays to one directly.",
         examples: ["sfx devices", "sfx devices --json", "sfx play bell --device hw:0,0"],
         positionals: [],
-        options: [.flag("json", help: "Print JSON: devices (name, description) and cards (index, id, name, pcms).")])
+        options: [json])
+
+    static let json = OptionSpec.flag("json", help: "Print JSON: devices (name, description) and cards (index, id, name, pcms).")
 
     struct Listing: Encodable {
         let devices: [PCMDevice]
@@ -17,7 +19,7 @@ enum DevicesCommand: Subcommand {
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let devices = DeviceList.playbackDevices()
         let cards = SoundCard.all()
-        if arguments.flag(CommonOptions.json) {
+        if arguments.flag(json) {
             try printJSON(Listing(devices: devices, cards: cards))
             return 0
         }

@@ -9,7 +9,9 @@ enum ListCommand: Subcommand {
         examples: ["sfx list", "sfx list --theme freedesktop --json"],
         positionals: [],
         options: [CommonOptions.json,
-                  .option("theme", value: "NAME", help: "The sound theme to list (default: sfx).")])
+                  theme])
+
+    static let theme = OptionSpec.option("theme", value: "NAME", help: "The sound theme to list (default: sfx).")
 
     struct Row: Encodable {
         let id: UInt32?
@@ -24,7 +26,7 @@ enum ListCommand: Subcommand {
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         var configuration = SoundLibrary.Configuration()
-        if let theme = arguments.value("theme") {
+        if let theme = arguments.value(Self.theme) {
             try ThemeCheck.installed(theme, default: configuration.theme, environment: configuration.environment)
             configuration.theme = theme
         }

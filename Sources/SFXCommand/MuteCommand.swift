@@ -15,9 +15,11 @@ enum MuteCommand: Subcommand {
         """,
         examples: ["sfx mute on", "sfx mute toggle", "if sfx mute status -q; then echo muted; fi", "sfx mute status --json"],
         positionals: [PositionalSpec(name: "on|off|toggle|status", help: "What to do (default: status).", min: 0, max: 1)],
-        options: [.option("device", short: "D", value: "PCM", help: "Also show this output's mixer (default: the settings file, else default)."),
-                  .flag("json", help: "Print the state as JSON: muted, flag, device, mixer (null when the output has none)."),
-                  .flag("quiet", short: "q", help: "Print nothing; the exit status tells (status: 0 muted, 1 not).")])
+        options: [device, json, quiet])
+
+    static let device = OptionSpec.option("device", short: "D", value: "PCM", help: "Also show this output's mixer (default: the settings file, else default).")
+    static let json = OptionSpec.flag("json", help: "Print the state as JSON: muted, flag, device, mixer (absent when the output has none).")
+    static let quiet = OptionSpec.flag("quiet", short: "q", help: "Print nothing; the exit status tells (status: 0 muted, 1 not).")
 
     /// What `--json` prints.
     struct State: Encodable {
@@ -41,12 +43,12 @@ enum MuteCommand: Subcommand {
         case let other:
             throw UsageError(message: "unknown action '\(other)': expected on, off, toggle or status", command: spec)
         }
-        let quiet = arguments.flag("quiet")
-        let device = try arguments.value("device") ?? CommandSettings.load(quiet: quiet).device ?? "default"
+        let quiet = arguments.flag(Self.quiet)
+        let device = try arguments.value(Self.device) ?? CommandSettings.load(quiet: quiet).device ?? "default"
         let master = try? MixerControl(device: device).read()
         let state = State(muted: flag.isMuted || master?.isMuted == true, flag: flag.isMuted, device: device,
                           mixer: master, mixerMuted: master?.isMuted)
-        if arguments.flag(CommonOptions.json) {
+        if arguments.flag(Self.json) {
             if !quiet { try printJSON(state) }
         } else if !quiet {
             print("sfx mute flag: \(state.flag ? "on" : "off")")

@@ -11,31 +11,32 @@ enum VibrateCommand: Subcommand {
         """,
         examples: ["sfx vibrate", "sfx vibrate --pattern 200,100,200 --amplitude 0.7", "sfx vibrate --effect double-click --backend evdev"],
         positionals: [],
-        options: [.option("pattern", value: "MS,MS,…", help: "On/off durations in milliseconds."),
-                  .option("amplitude", value: "A[,A…]", help: "Strength 0 to 1, one for all or one per duration."),
-                  .option("repeat", value: "INDEX", help: "Loop back to this segment until Ctrl-C (default: play once)."),
-                  .option("effect", value: "NAME", help: "click, tick, double-click or heavy-click.")]
-            + HapticOptions.options)
+        options: [pattern, amplitude, repeatIndex.spec, effect] + HapticOptions.options)
+
+    static let pattern = OptionSpec.option("pattern", value: "MS,MS,…", help: "On/off durations in milliseconds.")
+    static let amplitude = OptionSpec.option("amplitude", value: "A[,A…]", help: "Strength 0 to 1, one for all or one per duration.")
+    static let repeatIndex = IntegerOption(spec: .option("repeat", value: "INDEX", help: "Loop back to this segment until Ctrl-C (default: play once)."), range: -1...255)
+    static let effect = OptionSpec.option("effect", value: "NAME", help: "click, tick, double-click or heavy-click.")
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         var settings = try CommandSettings.load(needing: UserSettings.hapticKeys)
         try HapticOptions.apply(arguments, to: &settings)
         try HapticOptions.checkCommand(settings)
-        let pattern: VibrationPattern
+        let chosen: VibrationPattern
         do {
-            if let effect = arguments.value("effect") {
-                guard arguments.value("pattern") == nil else {
+            if let effect = arguments.value(effect) {
+                guard arguments.value(pattern) == nil else {
                     throw UsageError(message: "give --pattern or --effect, not both", command: spec)
                 }
                 guard let named = VibrationPattern.named(effect) else {
                     throw UsageError(message: "unknown effect '\(effect)': expected \(VibrationPattern.namedEffects.map(\.name).joined(separator: ", "))", command: spec)
                 }
-                pattern = named
-            } else if let text = arguments.value("pattern") {
-                let repeatIndex = try arguments.integer("repeat", in: -1...255) ?? -1
-                pattern = try VibrationPattern(parsing: text, amplitude: arguments.value("amplitude"), repeatIndex: repeatIndex)
+                chosen = named
+            } else if let text = arguments.value(pattern) {
+                let loopBack = try repeatIndex.read(arguments) ?? -1
+                chosen = try VibrationPattern(parsing: text, amplitude: arguments.value(amplitude), repeatIndex: loopBack)
             } else {
-                pattern = .default
+                chosen = .default
             }
         } catch let error as PatternError {
             throw UsageError(message: error.description, command: spec)
@@ -44,7 +45,7 @@ enum VibrateCommand: Subcommand {
         settings.apply(to: &haptics)
         let vibrator = try Vibrator(configuration: haptics, backend: settings.hapticBackend)
         let interruption = VibrationInterruption()
-        vibrator.vibrate(pattern)
+        vibrator.vibrate(chosen)
         vibrator.waitUntilIdle()
         if let status = interruption.exitStatus() { return status }
         if let error = vibrator.lastError { throw Failure(error.description) }
