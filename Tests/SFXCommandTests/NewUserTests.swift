@@ -83,7 +83,9 @@ final class NewUserTests: XCTestCase {
     }
 
     func peak(_ url: URL) throws -> Float {
-        Array(try AudioDecoder(format: .standard).decode(contentsOf: url).samples).map(abs).max() ?? 0
+        // The cue owns the samples: it must outlive the copy.
+        let cue = try AudioDecoder(format: .standard).decode(contentsOf: url)
+        return withExtendedLifetime(cue) { Array(cue.samples).map(abs).max() ?? 0 }
     }
 
     /// The virtual card's recording named in "the virtual card recorded what it played to PATH".
