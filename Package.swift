@@ -42,7 +42,7 @@ let package = Package(
         ),
 
         // The virtual card's Swift side: writes its configuration, reads its recordings and events.
-        .target(name: "SFXCardSupport"),
+        .target(name: "SFXCardSupport", dependencies: ["CSFXSystem"]),
         // What games' tests import: SFXCardSupport, with the plugin linked in.
         .target(name: "SFXTesting", dependencies: ["SFXCardSupport", "SFXCard"]),
 
@@ -70,7 +70,7 @@ let package = Package(
         // 5. Haptics.
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         .target(name: "CSFXHaptics"),
-        .target(name: "SFXHaptics", dependencies: ["CSFXHaptics", "CGPIOD"]),
+        .target(name: "SFXHaptics", dependencies: ["CSFXHaptics", "CGPIOD", "CSFXSystem"]),
 
         // 6. Engine.
         .target(name: "SFX", dependencies: ["SFXCore", "SFXMedia", "SFXSoundDesign", "SFXDevice", "SFXHaptics", "CSFXSystem"]),

@@ -1,5 +1,11 @@
 #define _GNU_SOURCE
 #include "sfx_system.h"
+#include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 pid_t sfx_gettid(void) { return gettid(); }
+
+int sfx_memfd(const char *name) { return memfd_create(name, MFD_CLOEXEC); }
+
+const char *sfx_errno_name(int code) { return strerrorname_np(code); }

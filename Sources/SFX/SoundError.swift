@@ -6,8 +6,9 @@ public enum SoundError: Error, CustomStringConvertible, Sendable {
     /// A file could not be decoded; the media error says which and why.
     case media(MediaError)
     case unknownSystemSound(name: String, theme: String)
-    /// The theme has `NAME.disabled`: the sound exists and deliberately plays nothing.
-    case disabled(name: String, theme: String)
+    /// The theme has `NAME.disabled`: the sound exists and deliberately plays nothing. `theme`
+    /// is "" for an unthemed marker directly in a sounds directory; `file` is the marker's path.
+    case disabled(name: String, theme: String, file: String)
     case unknownID(SoundID)
     case systemSoundNotDisposable(SoundID)
     case bundleMissing(String)
@@ -30,8 +31,10 @@ public enum SoundError: Error, CustomStringConvertible, Sendable {
             return error.description
         case .unknownSystemSound(let name, let theme):
             return "no system sound named '\(name)' in theme '\(theme)' or the themes it inherits; `sfx list` shows the names there are"
-        case .disabled(let name, let theme):
-            return "system sound '\(name)' is disabled by theme '\(theme)' (it has \(name).disabled): it plays nothing"
+        case .disabled(let name, let theme, let file):
+            let marker = file.split(separator: "/").last.map(String.init) ?? "\(name).disabled"
+            let by = theme.isEmpty ? "by the unthemed file \(file)" : "by theme '\(theme)' (it has \(marker))"
+            return "system sound '\(name)' is disabled \(by): it plays nothing"
         case .unknownID(let id):
             return "no sound has id \(id): it was never loaded, or it was disposed"
         case .systemSoundNotDisposable(let id):

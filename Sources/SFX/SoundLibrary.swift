@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import SFXCore
 import SFXMedia
+import SFXSoundDesign
 
 /// The registry of loaded sounds: system sounds by name and id, custom sounds by the `SoundID`
 /// their load returned. What a `SoundEngine` plays; usable on its own for offline rendering.
@@ -119,7 +120,7 @@ public final class SoundLibrary: Sendable {
             guard case .found(let sound) = lookup else { return nil }
             return SystemSound(id: systemID(named: sound.requestedName), name: sound.requestedName,
                                theme: sound.theme ?? "", file: sound.path,
-                               description: bundled.entries[sound.matchedName]?.description)
+                               description: bundledDescription(of: sound))
         }
         .sorted { ($0.id?.rawValue ?? .max, $0.name) < ($1.id?.rawValue ?? .max, $1.name) }
     }
@@ -192,7 +193,7 @@ public final class SoundLibrary: Sendable {
     private func resolve(_ name: String) throws(SoundError) -> ThemedSound {
         switch resolver.lookup(name) {
         case .found(let sound): return sound
-        case .disabled(let sound): throw .disabled(name: name, theme: sound.theme ?? "")
+        case .disabled(let sound): throw .disabled(name: name, theme: sound.theme ?? "", file: sound.path)
         case .notFound: throw .unknownSystemSound(name: name, theme: configuration.theme)
         }
     }
@@ -226,11 +227,17 @@ extension SoundLibrary {
         let match = try resolve(name)
         return SystemSound(id: systemID(named: name) ?? systemID(named: match.matchedName), name: name,
                            theme: match.theme ?? "", file: match.path,
-                           description: bundled.entries[match.matchedName]?.description)
+                           description: bundledDescription(of: match))
     }
 }
 
 extension SoundLibrary {
+    /// sfx's description of a sound its own theme provides; nil for another theme's file (a
+    /// freedesktop `bell.oga` is not sfx's "warm struck bell").
+    func bundledDescription(of sound: ThemedSound) -> String? {
+        sound.theme == SystemSoundTheme.name ? bundled.entries[sound.matchedName]?.description : nil
+    }
+
     /// The loudness class of the system sound `name` ("input-feedback", "notification", "dialog",
     /// "alarm"), from the bundled theme's index; nil for a name it does not class.
     public func loudnessClass(ofSystemSound name: String) -> String? {

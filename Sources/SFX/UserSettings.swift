@@ -34,8 +34,32 @@ public struct UserSettings: Sendable {
         xdgDirectory("XDG_CONFIG_HOME", default: ".config", environment: environment).appending(path: "sfx/sfx.conf")
     }
 
-    /// Reads the settings file; no file gives the defaults. A bad value is one line naming the
-    /// file, the key and what it may be.
+    /// Problems in the file that leave the rest usable, each naming the file and line: unknown
+    /// sections and keys, keys given twice, and invalid values (also in `invalid`).
+    public var warnings: [String] = []
+    /// Invalid values by key (`vibrate-with-alert`, `backend`, `gpio`): the setting stays unset,
+    /// and a command that needs it fails with this (`check(_:)`), while the others run.
+    public var invalid: [String: SettingsError] = [:]
+
+    /// The keys each section may hold.
+    public static let knownKeys: [String: [String]] = [
+        "output": ["device"],
+        "alert": ["vibrate-with-alert"],
+        "haptics": ["backend", "input-device", "gpio", "led", "command"],
+    ]
+    /// The keys an alert depends on (its vibration too).
+    public static let alertKeys = ["vibrate-with-alert", "backend", "gpio"]
+    /// The keys vibrating depends on.
+    public static let hapticKeys = ["backend", "gpio"]
+
+    /// Throws the invalid value of the first of `keys` that has one.
+    public func check(_ keys: [String]) throws(SettingsError) {
+        for key in keys { if let error = invalid[key] { throw error } }
+    }
+
+    /// Reads the settings file; no file gives the defaults. A file that cannot be read throws;
+    /// an invalid value does not (see `invalid` and `warnings`), so that a bad haptics line does
+    /// not stop `sfx play`.
     public static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws(SettingsError) -> UserSettings {
         let url = url(environment: environment)
         var st = stat()
@@ -48,34 +72,64 @@ public struct UserSettings: Sendable {
         } catch {
             throw SettingsError("cannot read \(url.path) (\(error)); fix or remove it")
         }
-        func bad(_ key: String, _ value: String, _ allowed: String) -> SettingsError {
-            SettingsError("\(url.path): \(key) = \(value) is not valid; use \(allowed)")
+        return UserSettings(ini, path: url.path)
+    }
+
+    /// The settings in `ini`, read from `path` (named in warnings).
+    public init(_ ini: IniFile, path: String) {
+        func line(of key: String, in group: String) -> Int {
+            ini.entries.last { $0.group == group && $0.key == key }?.line ?? 0
         }
-        var settings = UserSettings()
-        settings.device = ini["output", "device"]
+        func bad(_ group: String, _ key: String, _ value: String, _ allowed: String) {
+            let error = SettingsError("\(path):\(line(of: key, in: group)): \(key) = \(value) is not valid; use \(allowed)")
+            invalid[key] = error
+            warnings.append(error.description)
+        }
+        for group in ini.groups where Self.knownKeys[group.name] == nil {
+            let at = ini.entries.first { $0.group == group.name }?.line
+            warnings.append("\(path)\(at.map { ":\($0)" } ?? ""): unknown section [\(group.name)]; sections are "
+                            + Self.knownKeys.keys.sorted().map { "[\($0)]" }.joined(separator: ", "))
+        }
+        for entry in ini.entries {
+            guard let keys = Self.knownKeys[entry.group], !keys.contains(entry.key) else { continue }
+            warnings.append("\(path):\(entry.line): unknown key '\(entry.key)' in [\(entry.group)], ignored; "
+                            + "[\(entry.group)] takes \(keys.joined(separator: ", "))")
+        }
+        for duplicate in ini.duplicates where Self.knownKeys[duplicate.group]?.contains(duplicate.key) == true {
+            warnings.append("\(path):\(duplicate.lines.map(String.init).joined(separator: ",")): \(duplicate.key) is set "
+                            + "\(duplicate.lines.count) times in [\(duplicate.group)]; the last one holds, remove the others")
+        }
+        device = ini["output", "device"]
         if let value = ini["alert", "vibrate-with-alert"] {
-            guard let mode = AlertVibration(rawValue: value) else {
-                throw bad("vibrate-with-alert", value, AlertVibration.allCases.map(\.rawValue).joined(separator: ", "))
+            if let mode = AlertVibration(rawValue: value) {
+                alertVibration = mode
+            } else {
+                bad("alert", "vibrate-with-alert", value, AlertVibration.allCases.map(\.rawValue).joined(separator: ", "))
             }
-            settings.alertVibration = mode
         }
         if let value = ini["haptics", "backend"], value != "auto" {
-            guard let kind = HapticBackendKind(rawValue: value) else {
-                throw bad("backend", value, "auto, " + HapticBackendKind.allCases.map(\.rawValue).joined(separator: ", "))
+            if let kind = HapticBackendKind(rawValue: value) {
+                hapticBackend = kind
+            } else {
+                bad("haptics", "backend", value, "auto, " + HapticBackendKind.allCases.map(\.rawValue).joined(separator: ", "))
             }
-            settings.hapticBackend = kind
         }
-        settings.inputDevice = ini["haptics", "input-device"]
+        inputDevice = ini["haptics", "input-device"]
         if let value = ini["haptics", "gpio"] {
             do {
-                settings.gpio = try GPIOLineConfiguration(parsing: value)
+                gpio = try GPIOLineConfiguration(parsing: value)
             } catch {
-                throw bad("gpio", value, "CHIP:LINE[:active-low], e.g. gpiochip0:17")
+                bad("haptics", "gpio", value, "CHIP:LINE[:active-low], e.g. gpiochip0:17")
             }
         }
-        settings.led = ini["haptics", "led"]
-        settings.command = ini["haptics", "command"].map { $0.split(separator: " ").map(String.init) }
-        return settings
+        led = ini["haptics", "led"]
+        command = ini["haptics", "command"].map(Self.commandWords)
+    }
+
+    /// A command as the settings file and `--command` write it: words split at spaces and tabs,
+    /// run without a shell.
+    public static func commandWords(_ text: String) -> [String] {
+        text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
     }
 
     /// The settings laid over an engine configuration (what is not set stays as it is).

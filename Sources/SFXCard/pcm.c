@@ -49,6 +49,7 @@ typedef struct sfx_pcm {
     char *capture_path;
     int loop;
     int record;                 /* write playback.wav (default yes) */
+    int record_s32;             /* record 32-bit integer PCM instead of float (record_format s32) */
     double onset_threshold;
     unsigned onset_silence_ms;
 
@@ -243,7 +244,7 @@ static void open_recording(sfx_pcm *p)
             return;
         }
         SF_INFO info = { .samplerate = (int)p->io.rate, .channels = (int)p->io.channels,
-                         .format = SF_FORMAT_WAV | SF_FORMAT_FLOAT };
+                         .format = SF_FORMAT_WAV | (p->record_s32 ? SF_FORMAT_PCM_32 : SF_FORMAT_FLOAT) };
         p->recording = sf_open_fd(fd, SFM_WRITE, &info, 1);
         if (!p->recording) {
             SNDERR("sfxcard: cannot write %s (%s)", path, sf_strerror(NULL));
@@ -251,6 +252,9 @@ static void open_recording(sfx_pcm *p)
         }
         /* Keep the header valid after every write, so a killed client still leaves a valid file. */
         sf_command(p->recording, SFC_SET_UPDATE_HEADER_AUTO, NULL, SF_TRUE);
+        /* s32: full scale stays full scale (libsndfile's plain conversion wraps +1 to -1). */
+        if (p->record_s32)
+            sf_command(p->recording, SFC_SET_CLIPPING, NULL, SF_TRUE);
         p->recorded_frames = 0;
         card_log(&p->card, "recording stream=playback file=%s", name);
     }
@@ -653,6 +657,17 @@ static int pcm_option(void *ctx, const char *key, snd_config_t *value)
             return -EINVAL;
         }
         p->record = on;
+        return 0;
+    }
+    if (!strcmp(key, "record_format")) {
+        /* float: 32-bit float, sample-exact (the default, for tests); s32: 32-bit integer PCM,
+         * which sox reads without a warning (libsndfile's float WAV has no fmt extension size). */
+        const char *format = NULL;
+        if (snd_config_get_string(value, &format) < 0 || (strcmp(format, "float") && strcmp(format, "s32"))) {
+            SNDERR("sfxcard: record_format must be float or s32");
+            return -EINVAL;
+        }
+        p->record_s32 = !strcmp(format, "s32");
         return 0;
     }
     if (!strcmp(key, "onset_threshold")) {

@@ -1,3 +1,4 @@
+import CSFXSystem
 import Foundation
 import Glibc
 
@@ -134,9 +135,6 @@ public enum CardDirectory {
 
 /// The name and text of the current errno, e.g. "ELOOP: Too many levels of symbolic links".
 func errnoName(_ code: Int32 = errno) -> String {
-    let names: [Int32: String] = [ENOENT: "ENOENT", EACCES: "EACCES", EPERM: "EPERM", EEXIST: "EEXIST",
-                                  ELOOP: "ELOOP", ENOTDIR: "ENOTDIR", EISDIR: "EISDIR", ENOSPC: "ENOSPC",
-                                  EROFS: "EROFS", EINVAL: "EINVAL"]
     let text = String(cString: strerror(code))
-    return names[code].map { "\($0): \(text)" } ?? text
+    return sfx_errno_name(code).map { "\(String(cString: $0)): \(text)" } ?? text
 }

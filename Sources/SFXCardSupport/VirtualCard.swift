@@ -64,10 +64,12 @@ public struct VirtualCard: Sendable {
     ///   - onsetSilenceMilliseconds: silence that must precede an onset.
     ///   - record: write what reaches the DAC to playback.wav; false spares the disk writes (for
     ///     CPU measurements) and keeps the event log.
+    ///   - recordingFormat: `.float32` (sample-exact, for tests) or `.pcm32` (what sox and other
+    ///     tools read without a warning, for people who open the recording).
     ///   - plugin: the plugin library; `locatePlugin()` when nil.
     public init(directory: URL? = nil, captureSource: URL? = nil, loopCapture: Bool = false,
                 onsetThreshold: Double = 0.001, onsetSilenceMilliseconds: Int = 10, record: Bool = true,
-                plugin: URL? = nil) throws {
+                recordingFormat: RecordingFormat = .float32, plugin: URL? = nil) throws {
         if let captureSource, !FileManager.default.isReadableFile(atPath: captureSource.path) {
             throw CardError("capture source \(captureSource.path) cannot be read; give an existing sound file")
         }
@@ -82,7 +84,8 @@ public struct VirtualCard: Sendable {
             state = try CardState(url: directory.appending(path: "state"))
             let text = VirtualCard.configuration(plugin: pluginURL, directory: directory, captureSource: captureSource,
                                                  loop: loopCapture, onsetThreshold: onsetThreshold,
-                                                 onsetSilenceMilliseconds: onsetSilenceMilliseconds, record: record)
+                                                 onsetSilenceMilliseconds: onsetSilenceMilliseconds, record: record,
+                                                 recordingFormat: recordingFormat)
             try PrivateFile.replace(directory.appending(path: "asound.conf"), with: Data(text.utf8))
         } catch {
             if made { try? FileManager.default.removeItem(at: directory) }
@@ -93,6 +96,14 @@ public struct VirtualCard: Sendable {
         self.captureSource = captureSource
         self.loopCapture = loopCapture
         self.state = state
+    }
+
+    /// How playback.wav holds its samples.
+    public enum RecordingFormat: String, Sendable {
+        /// 32-bit float: every sample exactly as it reached the DAC (what tests compare).
+        case float32 = "float"
+        /// 32-bit integer PCM: within 2^-31 of full scale, and read by sox without a warning.
+        case pcm32 = "s32"
     }
 
     // MARK: Names and files
@@ -251,7 +262,8 @@ public struct VirtualCard: Sendable {
     }
 
     private static func configuration(plugin: URL, directory: URL, captureSource: URL?, loop: Bool,
-                                      onsetThreshold: Double, onsetSilenceMilliseconds: Int, record: Bool) -> String {
+                                      onsetThreshold: Double, onsetSilenceMilliseconds: Int, record: Bool,
+                                      recordingFormat: RecordingFormat) -> String {
         func quoted(_ text: String) -> String {
             "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
         }
@@ -274,6 +286,7 @@ public struct VirtualCard: Sendable {
             onset_threshold \(onsetThreshold)
             onset_silence_ms \(onsetSilenceMilliseconds)
             record \(record ? "yes" : "no")
+            record_format \(recordingFormat.rawValue)
             hint.description "sfx virtual sound card (no conversion)"
         }
 

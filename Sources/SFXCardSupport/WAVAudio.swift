@@ -6,7 +6,7 @@ import Foundation
 /// Reading accepts 16- and 32-bit integer PCM and 32-bit float (plain or WAVE_FORMAT_EXTENSIBLE),
 /// which covers the card's recordings and files from aplay/arecord; samples come back as Float
 /// in -1 … 1 (integers divided by 2^15 or 2^31, as libsndfile does). Writing produces 32-bit
-/// float.
+/// float with a complete fmt chunk (sox reads it without a warning).
 ///
 ///     let recording = try WAVAudio(contentsOf: card.recordingURL)
 ///     let tone = WAVAudio(sampleRate: 48_000, channels: 1, samples: (0..<4_800).map { sin(Float($0) * 0.06) })
@@ -91,15 +91,19 @@ public struct WAVAudio: Sendable, Equatable {
         }
     }
 
-    /// Writes a 32-bit float WAV file.
+    /// Writes a 32-bit float WAV file: WAVE_FORMAT_IEEE_FLOAT with the fmt chunk's extension
+    /// size (0) and a `fact` chunk, as the WAV specification asks of a format other than PCM,
+    /// so sox reads it without a warning.
     public func write(to url: URL) throws {
         var out = Data()
         func append(_ text: String) { out.append(contentsOf: Array(text.utf8)) }
         func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) } }
         let dataBytes = samples.count * 4
-        append("RIFF"); append(UInt32(36 + dataBytes)); append("WAVE")
-        append("fmt "); append(UInt32(16)); append(UInt16(3)); append(UInt16(channels))
+        append("RIFF"); append(UInt32(4 + (8 + 18) + (8 + 4) + 8 + dataBytes)); append("WAVE")
+        append("fmt "); append(UInt32(18)); append(UInt16(3)); append(UInt16(channels))
         append(UInt32(sampleRate)); append(UInt32(sampleRate * channels * 4)); append(UInt16(channels * 4)); append(UInt16(32))
+        append(UInt16(0))
+        append("fact"); append(UInt32(4)); append(UInt32(frameCount))
         append("data"); append(UInt32(dataBytes))
         for sample in samples { append(sample.bitPattern) }
         do {

@@ -42,6 +42,8 @@ struct CommandSpec {
     let name: String
     let abstract: String
     let discussion: String
+    /// Command lines that show the subcommand at work, one per line of help.
+    var examples: [String] = []
     let positionals: [PositionalSpec]
     let options: [OptionSpec]
 
@@ -60,20 +62,83 @@ struct CommandSpec {
         return parts.joined(separator: " ")
     }
 
+    /// Help in swift-argument-parser's layout, wrapped to `Help.width` columns.
     var help: String {
-        var text = "OVERVIEW: \(abstract)\n\nUSAGE: \(usageLine)\n"
-        if !discussion.isEmpty { text += "\n\(discussion)\n" }
+        var text = "OVERVIEW: " + Help.wrap(abstract, indent: 10).dropFirst(10) + "\n\nUSAGE: \(usageLine)\n"
+        if !discussion.isEmpty { text += "\n" + Help.wrap(discussion, indent: 0) + "\n" }
         if !positionals.isEmpty {
             text += "\nARGUMENTS:\n"
-            for p in positionals { text += "  \(p.name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(p.help)\n" }
+            for p in positionals { text += Help.row("  " + p.name, p.help) }
         }
         text += "\nOPTIONS:\n"
         for o in options + [.flag("help", short: "h", help: "Show help information.")] {
-            let left = "  " + o.usage
-            text += left.padding(toLength: max(28, left.count + 1), withPad: " ", startingAt: 0) + o.help + "\n"
+            text += Help.row("  " + o.usage, o.help)
+        }
+        if !examples.isEmpty {
+            text += "\nEXAMPLES:\n" + examples.map { "  \($0)\n" }.joined()
         }
         return text
     }
+}
+
+/// Help text layout: words wrapped at `width` columns, option help in a column of its own.
+enum Help {
+    static let width = 80
+    /// Where option and argument help starts.
+    static let column = 30
+
+    /// `text` wrapped to `width`, every line indented by `indent` spaces.
+    static func wrap(_ text: String, indent: Int, width: Int = Help.width) -> String {
+        var lines: [String] = []
+        var line = ""
+        let pad = String(repeating: " ", count: indent)
+        for word in text.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
+            if !line.isEmpty, indent + line.count + 1 + word.count > width {
+                lines.append(pad + line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        if !line.isEmpty { lines.append(pad + line) }
+        return lines.joined(separator: "\n")
+    }
+
+    /// `left` then `help` wrapped in the help column; a `left` too wide for it puts the help on
+    /// the next line.
+    static func row(_ left: String, _ help: String, column: Int = Help.column) -> String {
+        let wrapped = wrap(help, indent: column)
+        if left.count + 2 <= column {
+            return left + String(wrapped.dropFirst(left.count)) + "\n"
+        }
+        return left + "\n" + wrapped + "\n"
+    }
+}
+
+/// A numeric option declared once: its spec and the range its value is checked against.
+struct NumberOption {
+    let spec: OptionSpec
+    let range: ClosedRange<Double>
+
+    /// The value given, checked; nil when the option is absent.
+    func read(_ arguments: ParsedArguments) throws(UsageError) -> Double? {
+        try arguments.number(spec.name, in: range)
+    }
+}
+
+/// A whole-number option declared once: its spec and its range.
+struct IntegerOption {
+    let spec: OptionSpec
+    let range: ClosedRange<Int>
+
+    func read(_ arguments: ParsedArguments) throws(UsageError) -> Int? {
+        try arguments.integer(spec.name, in: range)
+    }
+}
+
+/// Options several subcommands share, declared once.
+enum CommonOptions {
+    static let json = OptionSpec.flag("json", help: "Print JSON.")
+    static let pan = NumberOption(spec: .option("pan", value: "PAN", help: "Pan, -1 (left) to 1 (right) (default 0)."), range: -1...1)
 }
 
 struct UsageError: Error, CustomStringConvertible {
@@ -85,6 +150,8 @@ struct UsageError: Error, CustomStringConvertible {
 /// What the user typed, checked against a `CommandSpec`.
 struct ParsedArguments {
     private(set) var positionals: [String] = []
+    /// Every positional (option nil) and option value in the order typed.
+    private(set) var ordered: [(option: String?, value: String)] = []
     private var values: [String: [String]] = [:]
     private var flags: Set<String> = []
     let spec: CommandSpec
@@ -97,6 +164,7 @@ struct ParsedArguments {
         while let arg = rest.popFirst() {
             if onlyPositionals || arg == "-" || !arg.hasPrefix("-") || Double(arg) != nil {
                 positionals.append(arg)
+                ordered.append((nil, arg))
                 continue
             }
             if arg == "--" { onlyPositionals = true; continue }
@@ -124,6 +192,7 @@ struct ParsedArguments {
                     throw UsageError(message: "'--\(option.name)' given more than once", command: spec)
                 }
                 values[option.name, default: []].append(value)
+                ordered.append((option.name, value))
             } else {
                 if inlineValue != nil { throw UsageError(message: "'--\(option.name)' takes no value", command: spec) }
                 flags.insert(option.name)
@@ -148,6 +217,12 @@ struct ParsedArguments {
     func values(_ name: String) -> [String] { values[name] ?? [] }
 
     func value(_ name: String) -> String? { values[name]?.last }
+
+    func flag(_ option: OptionSpec) -> Bool { flag(option.name) }
+
+    func values(_ option: OptionSpec) -> [String] { values(option.name) }
+
+    func value(_ option: OptionSpec) -> String? { value(option.name) }
 
     /// The option's value as a number in `range`, or nil when absent.
     func number(_ name: String, in range: ClosedRange<Double>) throws(UsageError) -> Double? {

@@ -6,46 +6,38 @@ import SFXCardSupport
 /// a running sound server or sfx's virtual card on a machine with no sound card, and period
 /// defaults that suit the kind of output.
 struct EngineSession {
-    static let options: [OptionSpec] = [
-        .option("device", short: "D", value: "PCM", help: "The ALSA device (default: default); see `sfx devices`."),
-        .option("rate", value: "HZ", help: "Sample rate to ask for (default 48000)."),
-        .option("period", value: "FRAMES", help: "Period size to ask for (default 128 on a card, 512 through a sound server)."),
-        .option("periods", value: "N", help: "Periods in the buffer (default 3)."),
-        .flag("verbose", short: "v", help: "Print the device setup as negotiated, and the xruns at the end."),
-    ]
-
     let engine: SoundEngine
     let card: VirtualCard?
-    let verbose: Bool
+    let options: OutputOptions
 
-    init(_ arguments: ParsedArguments, settings: UserSettings? = nil) throws {
+    init(_ options: OutputOptions, settings: UserSettings) throws {
+        self.options = options
         var configuration = SoundEngine.Configuration()
-        let settings = try settings ?? UserSettings.load()
         settings.apply(to: &configuration)
-        verbose = arguments.flag("verbose")
-        let deviceGiven = arguments.value("device") != nil || settings.device != nil
-        if let device = arguments.value("device") { configuration.output.device = device }
+        let deviceGiven = options.device != nil || settings.device != nil
+        if let device = options.device { configuration.output.device = device }
         var route = "the configured device"
         if let server = ServerOutput.choice(deviceGiven: deviceGiven) {
             configuration.output.device = server.pcm
             route = "no sound card here: the \(server.server.rawValue) server"
         }
-        let kind = OutputKind(device: configuration.output.device)
-        configuration.output.sampleRate = try arguments.integer("rate", in: 8000...192_000) ?? 48_000
-        configuration.output.periodFrames = try arguments.integer("period", in: 16...16_384) ?? kind.defaultPeriodFrames
-        configuration.output.periodCount = try arguments.integer("periods", in: 2...64) ?? kind.defaultPeriodCount
         let fallback = try VirtualCardFallback.engage(deviceGiven: deviceGiven)
         card = fallback?.card
         if let fallback {
             configuration.output.device = fallback.card.pcmName
-            printError("\(fallback.reason): playing through sfx's virtual card (\(fallback.card.directory.path))")
+            if !options.quiet { printError("\(fallback.reason): playing through sfx's virtual card (\(fallback.card.directory.path))") }
         }
+        // The virtual card is a card, whatever "default" leads to on this machine.
+        let kind = fallback == nil ? OutputKind(device: configuration.output.device) : .card
+        if let rate = options.sampleRate { configuration.output.sampleRate = rate }
+        if let frames = options.periodFrames ?? kind.periodFrames { configuration.output.periodFrames = frames }
+        if let count = options.periodCount ?? kind.periodCount { configuration.output.periodCount = count }
         do {
             engine = try SoundEngine(configuration: configuration)
         } catch let error as ALSAError {
             throw Failure("\(error)")
         }
-        if verbose {
+        if options.verbose {
             let asked = configuration.output
             print("sfx: \(fallback == nil ? route : "sfx's virtual card") (\(kind)); asked for \(asked.device): "
                   + "\(asked.sampleRate) Hz, period \(asked.periodFrames) × \(asked.periodCount)")
@@ -68,70 +60,16 @@ struct EngineSession {
     }
 
     /// Waits for every sound to end, closes the engine, and says where the virtual card's
-    /// recording is.
-    func finish() {
+    /// recording is when something was played (and not --quiet).
+    func finish(played: Bool = true) {
         while !engine.waitUntilIdle(timeout: .seconds(1)) {}
         let metrics = engine.metrics
         engine.close()
-        if verbose {
+        if options.verbose {
             print("sfx: \(metrics.xruns) xruns (\(metrics.startupXruns) within 200 ms of opening the device)")
         }
-        if let card, let recording = card.recordingURLs().last {
+        if played, !options.quiet, let card, let recording = card.recordingURLs().last {
             print("the virtual card recorded what it played to \(recording.path)")
         }
-    }
-}
-
-/// Where the output goes, for choosing the period defaults.
-///
-/// A card gets 128-frame periods × 3 (2.7 ms each, 8 ms of buffer): sfx's real-time thread
-/// refills it at the card's pace, and that is the latency sfx exists for. A sound server mixes
-/// every client into its own buffer (PipeWire's graph quantum, by default 1024 frames;
-/// PulseAudio's sink fragments), so the server's latency comes on top of sfx's buffer whatever
-/// sfx asks, while small periods make the whole server run at a small quantum: more wake-ups and
-/// socket round trips for every client, and a stream that runs dry while the server settles
-/// (128 × 2 through PulseAudio was granted as 128 × 3 and had up to 15 xruns in its first
-/// 100 ms). Through a server sfx asks for 512 × 3 (10.7 ms periods, 32 ms buffered): it started
-/// clean through both plugins, and with a looping sound sfx and PipeWire together used 24 CPU
-/// ticks in 5 s against 44 at 128 × 3 (`sfx play bell --loops -1`, /proc/PID/stat).
-enum OutputKind: CustomStringConvertible {
-    case card
-    case server(SoundServerKind)
-
-    init(device: String) {
-        self = SoundServer.server(behind: device).map { .server($0) } ?? .card
-    }
-
-    var defaultPeriodFrames: Int {
-        switch self {
-        case .card: 128
-        case .server: 512
-        }
-    }
-
-    var defaultPeriodCount: Int {
-        switch self {
-        case .card: 3
-        case .server: 3
-        }
-    }
-
-    var description: String {
-        switch self {
-        case .card: "a card or plain ALSA device"
-        case .server(let kind): "a \(kind.rawValue) sound server"
-        }
-    }
-}
-
-/// On a machine with no sound card, a running sound server is heard where sfx's virtual card
-/// is not: `sfx play` goes to the server's ALSA PCM (`pipewire`, else `pulse`) when no device
-/// is given, ALSA is not pointed elsewhere (ALSA_CONFIG_PATH) and SFX_VIRTUAL_CARD is not 1.
-enum ServerOutput {
-    static func choice(deviceGiven: Bool,
-                       environment: [String: String] = ProcessInfo.processInfo.environment) -> (server: SoundServerKind, pcm: String)? {
-        guard !deviceGiven, environment["ALSA_CONFIG_PATH"] == nil,
-              environment[VirtualCardFallback.environmentKey] != "1", !DeviceList.hasSoundCard else { return nil }
-        return SoundServer.preferredPCM(environment: environment)
     }
 }

@@ -8,7 +8,7 @@ let version = "0.1.0"
 
 let commands: [Subcommand.Type] = [
     PlayCommand.self, AlertCommand.self, VibrateCommand.self, ListCommand.self, InfoCommand.self,
-    RenderCommand.self, DevicesCommand.self, HapticsCommand.self, MuteCommand.self,
+    RenderCommand.self, DevicesCommand.self, HapticsCommand.self, MuteCommand.self, CompletionCommand.self,
 ]
 
 let mainHelp = """
@@ -17,13 +17,18 @@ OVERVIEW: sfx — low-latency sound effects and alerts for Linux
 USAGE: sfx <subcommand> [options]
 
 SUBCOMMANDS:
-\(commands.map { "  " + $0.spec.name.padding(toLength: 12, withPad: " ", startingAt: 0) + $0.spec.abstract }.joined(separator: "\n"))
+\(commands.map { Help.row("  " + $0.spec.name, $0.spec.abstract, column: 16) }.joined(separator: "").dropLast())
 
 OPTIONS:
-  --version                 Show the version.
-  -h, --help                Show help information.
+  --version     Show the version.
+  -h, --help    Show help information.
 
-  See 'sfx <subcommand> --help' for the subcommand's options.
+  See 'sfx <subcommand> --help' for the subcommand's options and examples.
+
+EXAMPLES:
+  sfx play bell
+  sfx alert dialog-warning
+  sfx render tock bell -o out.ogg --at 0 --at 0.25
 """
 
 protocol Subcommand {
@@ -78,7 +83,7 @@ func runMain(_ argv: [String]) -> Int32 {
         if let spec = error.command { FileHandle.standardError.write(Data("usage: \(spec.usageLine)\n  see 'sfx \(spec.name) --help'\n".utf8)) }
         return 64
     } catch {
-        printError(String(describing: error))
+        printError(StandardInputAudio.named(String(describing: error)))
         return 1
     }
 }

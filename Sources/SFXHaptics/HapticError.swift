@@ -1,3 +1,4 @@
+import CSFXSystem
 import Foundation
 
 /// A haptics failure as one line that names the device and says how to fix it.
@@ -59,14 +60,9 @@ public struct HapticError: Error, Equatable, CustomStringConvertible {
         }
     }
 
-    /// The symbolic name of an errno, as in swift-system's `Errno` ("EACCES").
+    /// The symbolic name of an errno, as in swift-system's `Errno` ("EACCES"): the C library's
+    /// (`sfx_errno_name`, shared with the virtual card's support).
     static func errnoName(_ errno: Int32) -> String {
-        let names: [Int32: String] = [
-            EPERM: "EPERM", ENOENT: "ENOENT", EINTR: "EINTR", EIO: "EIO", ENXIO: "ENXIO",
-            EBADF: "EBADF", EAGAIN: "EAGAIN", ENOMEM: "ENOMEM", EACCES: "EACCES", EBUSY: "EBUSY",
-            ENODEV: "ENODEV", ENOTDIR: "ENOTDIR", EINVAL: "EINVAL", ENOSPC: "ENOSPC", EROFS: "EROFS",
-            ENOTTY: "ENOTTY", ENOSYS: "ENOSYS", EOPNOTSUPP: "EOPNOTSUPP",
-        ]
-        return names[errno] ?? "errno \(errno)"
+        sfx_errno_name(errno).map { String(cString: $0) } ?? "errno \(errno)"
     }
 }

@@ -3,8 +3,13 @@ import Foundation
 
 /// The file formats `AudioFileWriter` writes.
 public enum AudioFileEncoding: String, Sendable, Codable, CaseIterable {
-    /// WAV, 32-bit float: every sample kept exactly.
+    /// WAV, 32-bit float: every sample kept exactly, above 1 too. libsndfile writes its fmt chunk
+    /// without the extension size, so sox warns ("wave header missing extended part of fmt
+    /// chunk") as it does for WAVE_FORMAT_EXTENSIBLE: for files people open, `wavPCM32`.
     case wavFloat32
+    /// WAV, 32-bit integer PCM: a float sample in -1…1 comes back within 2^-31 (-186 dBFS) of
+    /// itself, exactly from 2^-8 up, and every reader (sox, aplay) takes it without a warning.
+    case wavPCM32
     /// WAV, 16-bit PCM.
     case wavPCM16
     /// WAV, 24-bit PCM.
@@ -28,6 +33,7 @@ public enum AudioFileEncoding: String, Sendable, Codable, CaseIterable {
         let format: Int
         switch self {
         case .wavFloat32: format = SF_FORMAT_WAV | SF_FORMAT_FLOAT
+        case .wavPCM32: format = SF_FORMAT_WAV | SF_FORMAT_PCM_32
         case .wavPCM16: format = SF_FORMAT_WAV | SF_FORMAT_PCM_16
         case .wavPCM24: format = SF_FORMAT_WAV | SF_FORMAT_PCM_24
         case .flac16: format = SF_FORMAT_FLAC | SF_FORMAT_PCM_16
@@ -89,6 +95,10 @@ public final class AudioFileWriter {
             throw MediaError(.unsupportedOutput(detail: message), subject: url.path)
         }
         sf_command(handle, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE))
+        // 32-bit integers: libsndfile's plain conversion wraps full scale (+1 becomes -1); its
+        // clipping one scales by 2^31 and stops at the largest integer. (16 and 24 bits keep the
+        // plain conversion, whose scale their files have always had.)
+        if encoding == .wavPCM32 { sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE)) }
         self.handle = handle
     }
 

@@ -14,7 +14,9 @@ import Foundation
 ///
 /// Lines are `[Group]` headers or `Key=Value` pairs; blank lines and lines starting with `#` or
 /// `;` are skipped; spaces around keys and values are trimmed; a key repeated in a group keeps
-/// its last value. Groups keep the order they appear in; a group named twice is merged.
+/// its last value (`entries` keeps every one, with its line number, and `duplicates` names the
+/// repeats, for readers that warn or combine them). Groups keep the order they appear in; a
+/// group named twice is merged.
 /// Lines that are neither (and pairs before the first group) are ignored, as the specification
 /// asks readers to do.
 public struct IniFile: Sendable, Hashable {
@@ -36,7 +38,18 @@ public struct IniFile: Sendable, Hashable {
         }
     }
 
+    /// One `Key=Value` line as written, repeats included.
+    public struct Entry: Sendable, Hashable {
+        public var group: String
+        public var key: String
+        public var value: String
+        /// 1-based line number in the file.
+        public var line: Int
+    }
+
     public private(set) var groups: [Group] = []
+    /// Every `Key=Value` line inside a group, in file order, repeated keys included.
+    public private(set) var entries: [Entry] = []
     /// Where each group is in `groups`, by name, so parsing and lookups take constant time per
     /// group (a file with tens of thousands of sections parses in linear time).
     private var index: [String: Int] = [:]
@@ -47,8 +60,10 @@ public struct IniFile: Sendable, Hashable {
     /// Parses `text`.
     public init(parsing text: String) {
         var current: Int?
-        for rawLine in text.split(omittingEmptySubsequences: true, whereSeparator: \.isNewline) {
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
+        var lineNumber = 0
+        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" }) {
+            lineNumber += 1
+            let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
             if line.hasPrefix("["), line.hasSuffix("]") {
                 let name = String(line.dropFirst().dropLast())
@@ -65,6 +80,7 @@ public struct IniFile: Sendable, Hashable {
             let key = line[..<equals].trimmingCharacters(in: .whitespaces)
             let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
             groups[current].set(key, value)
+            entries.append(Entry(group: groups[current].name, key: key, value: value, line: lineNumber))
         }
     }
 
@@ -114,8 +130,31 @@ public struct IniFile: Sendable, Hashable {
     /// The value of `key` in group `group`.
     public subscript(group: String, key: String) -> String? { self.group(group)?[key] }
 
-    /// A list value split at commas and spaces, as `Inherits` and `Directories` are written.
+    /// A list value split at commas and spaces, as `Inherits` and `Directories` are written. A
+    /// `#` and what follows it is a comment, not names (`Inherits=a # the parent`), as
+    /// libcanberra reads it.
     public func list(group: String, key: String) -> [String] {
-        (self[group, key] ?? "").split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
+        IniFile.list(self[group, key] ?? "")
+    }
+
+    /// `value` split as `list(group:key:)` splits a list value.
+    public static func list(_ value: String) -> [String] {
+        let names = value.firstIndex(of: "#").map { value[..<$0] } ?? Substring(value)
+        return names.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).map(String.init)
+    }
+
+    /// Keys given more than once in one group: the group, the key, and every line that sets it.
+    public var duplicates: [(group: String, key: String, lines: [Int])] {
+        var lines: [String: [Int]] = [:]
+        var order: [(String, String)] = []
+        for entry in entries {
+            let id = entry.group + "\u{0}" + entry.key
+            if lines[id] == nil { order.append((entry.group, entry.key)) }
+            lines[id, default: []].append(entry.line)
+        }
+        return order.compactMap { group, key in
+            let found = lines[group + "\u{0}" + key] ?? []
+            return found.count > 1 ? (group, key, found) : nil
+        }
     }
 }

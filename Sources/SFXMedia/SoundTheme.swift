@@ -94,6 +94,11 @@ public struct SoundThemeResolver: Sendable {
     public let directories: [ThemeDirectory]
     /// The base directory served from memory, searched last; nil when there is none.
     public let inMemory: InMemorySoundDirectory?
+    /// What the chain's index.theme files get wrong, one line each naming the file and line:
+    /// keys given twice in `[Sound Theme]` (`Inherits`: the last holds, as libcanberra reads
+    /// it; `Directories`: every one counts, in order, since each names directories the theme
+    /// describes).
+    public let warnings: [String]
 
     /// - Parameters:
     ///   - theme: the theme to start from (the engine uses `sfx`, which inherits `freedesktop`).
@@ -115,17 +120,29 @@ public struct SoundThemeResolver: Sendable {
         loader.load(SoundThemeResolver.fallbackTheme)
         self.themes = loader.themes
         self.directories = loader.directories
+        self.warnings = loader.warnings
     }
 
     /// The theme every chain ends with.
     public static let fallbackTheme = "freedesktop"
 
-    /// The locale of messages as POSIX orders it: `LC_ALL`, then `LC_MESSAGES`, then `LANG`, else `C`.
-    public static func messagesLocale(environment: [String: String]) -> String {
+    /// The `LC_MESSAGES` locale the program gets, as `setlocale(LC_MESSAGES, "")` would give it
+    /// and libcanberra uses: the first of `LC_ALL`, `LC_MESSAGES`, `LANG` that is set, when that
+    /// locale is installed; else `C` (a locale that is not installed is not the program's, even
+    /// though `LANG` names it).
+    public static func messagesLocale(environment: [String: String],
+                                      isInstalled: (String) -> Bool = SoundThemeResolver.isInstalledLocale) -> String {
         for key in ["LC_ALL", "LC_MESSAGES", "LANG"] {
-            if let value = environment[key], !value.isEmpty { return value }
+            if let value = environment[key], !value.isEmpty { return isInstalled(value) ? value : "C" }
         }
         return "C"
+    }
+
+    /// Whether the C library can load `locale` for messages (newlocale(3)).
+    public static func isInstalledLocale(_ locale: String) -> Bool {
+        guard let loaded = newlocale(LC_MESSAGES_MASK, locale, nil) else { return false }
+        freelocale(loaded)
+        return true
     }
 
     /// `$XDG_DATA_HOME/sounds` then each `$XDG_DATA_DIRS/sounds`, with the specification's defaults.
@@ -243,16 +260,26 @@ private struct ChainLoader {
     let inMemory: InMemorySoundDirectory?
     var themes: [String] = []
     var directories: [SoundThemeResolver.ThemeDirectory] = []
+    var warnings: [String] = []
 
     mutating func load(_ theme: String) {
         let inMemory = self.inMemory
         guard !themes.contains(theme), !theme.isEmpty, !theme.contains("/"),
-              let index = baseDirectories.lazy.compactMap({ base in
-                  base == inMemory?.path ? inMemory?.index(of: theme) : try? IniFile(contentsOf: URL(filePath: "\(base)/\(theme)/index.theme"))
+              let (index, path) = baseDirectories.lazy.compactMap({ base -> (IniFile, String)? in
+                  let path = "\(base)/\(theme)/index.theme"
+                  let index = base == inMemory?.path ? inMemory?.index(of: theme) : try? IniFile(contentsOf: URL(filePath: path))
+                  return index.map { ($0, path) }
               }).first
         else { return }
         themes.append(theme)
-        for directory in index.list(group: "Sound Theme", key: "Directories")
+        let group = "Sound Theme"
+        for duplicate in index.duplicates where duplicate.group == group && ["Inherits", "Directories"].contains(duplicate.key) {
+            let lines = duplicate.lines.map(String.init).joined(separator: ",")
+            let rule = duplicate.key == "Inherits" ? "the last one holds" : "every one counts, in order"
+            warnings.append("\(path):\(lines): \(duplicate.key) is given \(duplicate.lines.count) times in [\(group)]; \(rule): join them into one line")
+        }
+        let listed = index.entries.filter { $0.group == group && $0.key == "Directories" }.flatMap { IniFile.list($0.value) }
+        for directory in listed
         where !directories.contains(where: { $0.theme == theme && $0.directory == directory }) {
             directories.append(.init(theme: theme, directory: directory, outputProfile: index[directory, "OutputProfile"]))
         }

@@ -75,7 +75,7 @@ final class CommandLineTests: XCTestCase {
 
     func testUsageErrorsExit64OnStderr() throws {
         for arguments in [["frobnicate"], ["info"], ["list", "--bogus"], ["render", "tock"], ["render", "tock", "-o"],
-                          ["render", "tock", "-o", "x.wav", "--volume", "3"], []] {
+                          ["render", "tock", "-o", "x.wav", "--volume", "5"], []] {
             let run = try sfx(arguments)
             XCTAssertEqual(run.status, 64, "\(arguments): \(run.stderr)")
             XCTAssertTrue(run.stdout.isEmpty, "\(arguments)")

@@ -62,6 +62,41 @@ final class InfoAndWriterTests: TemporaryDirectoryTestCase {
         }
     }
 
+    /// 32-bit integer WAV: a plain PCM fmt chunk (tag 1, 32 bits) that sox reads without a
+    /// warning, every float in -1…1 read back within 2^-31 of itself (exactly from 2^-8 up),
+    /// full scale kept (not wrapped to -1), and samples beyond it clipped.
+    func testWAVPCM32KeepsEveryFloatAndIsPlainPCM() throws {
+        let url = directory.file("pcm32.wav")
+        var samples = sine
+        samples += [1, -1, 0.5, -0.25, 1e-6, 3, -3]
+        try AudioFileWriter.write(samples, sampleRate: 48_000, channels: 1, to: url, as: .wavPCM32)
+        let bytes = [UInt8](try Data(contentsOf: url))
+        XCTAssertEqual(Array(bytes[12..<16]), Array("fmt ".utf8))
+        XCTAssertEqual(Int(bytes[20]) | Int(bytes[21]) << 8, 1, "WAVE_FORMAT_PCM")
+        XCTAssertEqual(Int(bytes[34]) | Int(bytes[35]) << 8, 32, "bits per sample")
+        let decoded = try AudioDecoder(format: AudioFormat(sampleRate: 48_000, channels: 1)).decode(contentsOf: url).sampleArray
+        var expected = samples
+        expected[expected.count - 2] = 1
+        expected[expected.count - 1] = -1
+        XCTAssertEqual(decoded.count, expected.count)
+        let far = zip(decoded, expected).enumerated().filter { abs($0.element.0 - $0.element.1) > 0x1p-31 }
+        XCTAssertTrue(far.isEmpty, "\(far.count) samples differ by more than 2^-31, first: \(far.prefix(3))")
+        let large = zip(decoded, expected).filter { abs($0.1) >= 0x1p-8 }
+        XCTAssertTrue(large.allSatisfy { $0.0 == $0.1 }, "a sample from 2^-8 up changed")
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/sox") {
+            let sox = Process()
+            sox.executableURL = URL(filePath: "/usr/bin/sox")
+            sox.arguments = [url.path, "-n"]
+            let errors = Pipe()
+            sox.standardError = errors
+            try sox.run()
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            sox.waitUntilExit()
+            XCTAssertEqual(sox.terminationStatus, 0)
+            XCTAssertFalse(text.contains("WARN"), text)
+        }
+    }
+
     func testWriterAppendsInPieces() throws {
         let url = directory.file("pieces.wav")
         let writer = try AudioFileWriter(url: url, encoding: .wavFloat32, sampleRate: 48_000, channels: 2)

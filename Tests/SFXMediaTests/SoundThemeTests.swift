@@ -29,8 +29,49 @@ final class SoundThemeTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(SoundThemeResolver.xdgSoundDirectories(environment: ["HOME": "/h", "XDG_DATA_HOME": "/d", "XDG_DATA_DIRS": "/a:relative:/b"]),
                        ["/d/sounds", "/a/sounds", "/b/sounds"])
         XCTAssertEqual(resolver(extra: ["/bundle"]).baseDirectories.last, "/bundle")
-        XCTAssertEqual(SoundThemeResolver.messagesLocale(environment: ["LANG": "fr_FR.UTF-8", "LC_MESSAGES": "de_DE"]), "de_DE")
+        let installed: (String) -> Bool = { ["de_DE", "fr_FR.UTF-8"].contains($0) }
+        XCTAssertEqual(SoundThemeResolver.messagesLocale(environment: ["LANG": "fr_FR.UTF-8", "LC_MESSAGES": "de_DE"], isInstalled: installed), "de_DE")
         XCTAssertEqual(SoundThemeResolver.messagesLocale(environment: [:]), "C")
+    }
+
+    /// libcanberra takes the locale the program got (setlocale), and the specification says
+    /// LC_MESSAGES: a LANG naming a locale that is not installed gives C, not its text.
+    func testALocaleThatIsNotInstalledIsC() {
+        XCTAssertFalse(SoundThemeResolver.isInstalledLocale("xx_YY.UTF-8"))
+        XCTAssertTrue(SoundThemeResolver.isInstalledLocale("C.UTF-8"))
+        XCTAssertEqual(SoundThemeResolver.messagesLocale(environment: ["LANG": "xx_YY.UTF-8"]), "C")
+        XCTAssertEqual(SoundThemeResolver.messagesLocale(environment: ["LANG": "C.UTF-8"]), "C.UTF-8")
+        // The first variable set decides, installed or not: LC_MESSAGES is not skipped for LANG.
+        XCTAssertEqual(SoundThemeResolver.messagesLocale(environment: ["LC_MESSAGES": "xx_YY", "LANG": "C.UTF-8"]), "C")
+    }
+
+    /// `Inherits=a # comment`: the comment is not theme names.
+    func testACommentAfterAValueIsNotThemeNames() throws {
+        try theme(system, "kiosk", "[Sound Theme]\nInherits=brand # our parent theme\nDirectories=stereo # the only one\n")
+        try theme(system, "brand", "[Sound Theme]\nDirectories=stereo\n")
+        try theme(system, "freedesktop", "[Sound Theme]\nDirectories=stereo\n")
+        let chain = resolver("kiosk")
+        XCTAssertEqual(chain.themes, ["kiosk", "brand", "freedesktop"])
+        XCTAssertEqual(chain.directories.filter { $0.theme == "kiosk" }.map(\.directory), ["stereo"])
+        XCTAssertEqual(IniFile.list("a, b # c d"), ["a", "b"])
+    }
+
+    /// A key given twice warns, naming the file and lines; every Directories line counts, the
+    /// last Inherits holds.
+    func testDuplicateKeysWarnAndDirectoriesAddUp() throws {
+        try theme(system, "kiosk", "[Sound Theme]\nInherits=old\nDirectories=stereo\nInherits=brand\nDirectories=extra\n")
+        try theme(system, "brand", "[Sound Theme]\nDirectories=stereo\n")
+        try theme(system, "old", "[Sound Theme]\nDirectories=stereo\n")
+        try root.write("\(system)/kiosk/extra/bell.oga")
+        let chain = resolver("kiosk")
+        XCTAssertEqual(chain.themes, ["kiosk", "brand"])
+        XCTAssertEqual(chain.directories.filter { $0.theme == "kiosk" }.map(\.directory), ["stereo", "extra"])
+        XCTAssertEqual(found(chain.lookup("bell")), "\(system)/kiosk/extra/bell.oga")
+        let index = root.url.appending(path: "\(system)/kiosk/index.theme").path
+        XCTAssertEqual(chain.warnings.count, 2, "\(chain.warnings)")
+        XCTAssertTrue(chain.warnings.contains { $0.hasPrefix("\(index):2,4: Inherits is given 2 times") }, "\(chain.warnings)")
+        XCTAssertTrue(chain.warnings.contains { $0.hasPrefix("\(index):3,5: Directories is given 2 times") }, "\(chain.warnings)")
+        XCTAssertEqual(resolver("brand").warnings, [])
     }
 
     func testHomeThemeWinsOverSystemAndInheritsDepthFirstThenFreedesktop() throws {

@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 import SFXDevice
 import SFXCardSupport
 
@@ -36,32 +35,12 @@ enum VirtualCardFallback {
             where old.hasPrefix("playback") || old == "events.log" {
                 unlink(directory.appending(path: old).path)
             }
-            card = try VirtualCard(directory: directory, plugin: plugin)
+            // Its recording is for people to open: 32-bit PCM, which sox reads without a warning.
+            card = try VirtualCard(directory: directory, recordingFormat: .pcm32, plugin: plugin)
         } catch {
             throw Failure("\(reason), and sfx's virtual card is not available (\(error)); pick a device with --device (`sfx devices` lists them)")
         }
         card.makeCurrent()
         return (card, reason)
-    }
-}
-
-/// Ctrl-C (SIGINT) and SIGTERM: run a handler once, on a dispatch queue, instead of dying.
-final class Interruption: @unchecked Sendable {
-    private let fired = Atomic<Bool>(false)
-    /// Kept alive while the program runs; set once, from the main thread.
-    private var sources: [DispatchSourceSignal] = []
-
-    var happened: Bool { fired.load(ordering: .acquiring) }
-
-    func onInterrupt(_ handler: @escaping @Sendable () -> Void) {
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [self] in
-                if !fired.exchange(true, ordering: .acquiringAndReleasing) { handler() }
-            }
-            source.resume()
-            sources.append(source)
-        }
     }
 }

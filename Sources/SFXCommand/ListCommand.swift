@@ -1,0 +1,63 @@
+import Foundation
+import SFX
+import SFXMedia
+
+enum ListCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "list", abstract: "List the system sounds: id, name, theme, loudness class, duration.",
+        discussion: "System sounds come from the sound theme (sfx's own, inheriting freedesktop) and never need loading by hand. A description is sfx's for its own sounds; other themes' sounds have none.",
+        examples: ["sfx list", "sfx list --theme freedesktop --json"],
+        positionals: [],
+        options: [CommonOptions.json,
+                  theme])
+
+    static let theme = OptionSpec.option("theme", value: "NAME", help: "The sound theme to list (default: sfx).")
+
+    struct Row: Encodable {
+        let id: UInt32?
+        let name: String
+        let theme: String
+        let file: String
+        let duration: Double?
+        let description: String?
+        /// "input-feedback", "notification", "dialog" or "alarm" (see Sounds/README.md).
+        let loudnessClass: String?
+    }
+
+    static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        var configuration = SoundLibrary.Configuration()
+        if let theme = arguments.value(Self.theme) {
+            try ThemeCheck.installed(theme, default: configuration.theme, environment: configuration.environment)
+            configuration.theme = theme
+        }
+        let library = try SoundLibrary(configuration: configuration)
+        for warning in ThemeCheck.warnings(theme: configuration.theme, environment: configuration.environment) {
+            printError("warning: \(warning)")
+        }
+        let rows = library.systemSounds().map { sound in
+            Row(id: sound.id?.rawValue, name: sound.name, theme: sound.theme, file: sound.file,
+                duration: (try? AudioFileInfo(contentsOf: URL(filePath: sound.file)))?.duration,
+                description: sound.description, loudnessClass: library.loudnessClass(ofSystemSound: sound.name))
+        }
+        if arguments.flag(CommonOptions.json) {
+            try printJSON(rows)
+            return 0
+        }
+        let nameWidth = max(4, rows.map(\.name.count).max() ?? 0)
+        let themeWidth = max(5, rows.map(\.theme.count).max() ?? 0)
+        let classWidth = max(5, rows.map { $0.loudnessClass?.count ?? 1 }.max() ?? 0)
+        print("ID    " + "NAME".padding(toLength: nameWidth + 2, withPad: " ", startingAt: 0)
+              + "THEME".padding(toLength: themeWidth + 2, withPad: " ", startingAt: 0)
+              + "CLASS".padding(toLength: classWidth + 2, withPad: " ", startingAt: 0) + "DURATION  DESCRIPTION")
+        for row in rows {
+            let id = row.id.map(String.init) ?? "-"
+            let duration = row.duration.map { String(format: "%6.3f s", $0) } ?? "       ?"
+            print(id.padding(toLength: 6, withPad: " ", startingAt: 0)
+                  + row.name.padding(toLength: nameWidth + 2, withPad: " ", startingAt: 0)
+                  + row.theme.padding(toLength: themeWidth + 2, withPad: " ", startingAt: 0)
+                  + (row.loudnessClass ?? "-").padding(toLength: classWidth + 2, withPad: " ", startingAt: 0)
+                  + duration + "  " + (row.description ?? ""))
+        }
+        return 0
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import SFX
+import SFXMedia
+
+enum PlayCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "play", abstract: "Play sounds and exit when they are done.",
+        discussion: """
+        The sounds start together. A word with a / or an audio extension (.wav, .ogg, .oga, .flac, \
+        .opus, .mp3, .aiff, …) is a file; - is standard input; any other word is a system sound \
+        name (`sfx list`), even when a file of that name is in the current directory: write \
+        ./bell to play that. -i and -f force either. Ctrl-C fades the sounds out and exits 130. \
+        On a machine with no sound card, and no --device given, sfx plays through its virtual \
+        card and says where the card's recording is.
+        """,
+        examples: ["sfx play tock", "sfx play ./coin.ogg --volume -6dB", "sfx play -f bell -i bell", "sox -n -t wav - synth 0.2 sine 880 | sfx play -"],
+        positionals: [PositionalSpec(name: "NAME|FILE", help: "System sound names, sound files, or - for standard input.", min: 0, max: nil)],
+        options: [SoundArgument.idOption, SoundArgument.fileOption, Volume.option, Volume.decibelOption,
+                  CommonOptions.pan.spec, loops.spec, normalize, normalizeTo.spec]
+            + OutputOptions.specs)
+
+    static let loops = IntegerOption(spec: .option("loops", value: "N", help: "Extra repeats; -1 repeats until Ctrl-C (default 0)."), range: -1...1_000_000)
+    static let normalize = OptionSpec.flag("normalize", help: "Bring sound files to one loudness (-23 LUFS, true peak at most -1 dBTP) before playing.")
+    static let normalizeTo = NumberOption(spec: .option("normalize-to", value: "LUFS", help: "Like --normalize, to this loudness (-70 to 0)."), range: -70...0)
+
+    static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        let sounds = try SoundArgument.all(in: arguments)
+        let volume = try Volume.factor(arguments) ?? 1
+        let pan = Float(try CommonOptions.pan.read(arguments) ?? 0)
+        let loops = try Self.loops.read(arguments) ?? 0
+        let normalize = try normalization(arguments)
+        let options = try OutputOptions(arguments)
+        let settings = try CommandSettings.load(quiet: options.quiet)
+        try SoundArgument.checkFilesExist(sounds)
+        let session = try EngineSession(options, settings: settings)
+        let ids = try sounds.map { try $0.load(into: session.engine.library, normalize: normalize) }
+        let interrupted = Interruption()
+        interrupted.onInterrupt { try? session.engine.stopAll(fade: .milliseconds(30)) }
+        for sound in ids {
+            session.engine.play(sound, volume: volume, pan: pan, loops: loops)
+        }
+        session.finish()
+        return interrupted.happened ? 130 : 0
+    }
+
+    /// `--normalize` or `--normalize-to LUFS`; nil when neither is given.
+    static func normalization(_ arguments: ParsedArguments) throws -> LoudnessNormalization? {
+        if let target = try normalizeTo.read(arguments) {
+            return LoudnessNormalization(target: target)
+        }
+        return arguments.flag(normalize) ? .standard : nil
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import CSFXSystem
+import Glibc
+import SFX
+import SFXCore
+import SFXMedia
+
+enum RenderCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "render", abstract: "Mix sounds offline into a sound file (a debugging aid).",
+        discussion: """
+        Each sound starts at the time the --at of the same position gives (0 when absent), mixed \
+        by the same mixer that plays in real time, so the file is what the device would get. \
+        The format follows the output's extension (.wav, .flac, .ogg, .oga, .opus, .mp3, .aiff, \
+        .caf), or --format; -o - writes to standard output (WAV unless --format says otherwise).
+        """,
+        examples: ["sfx render tock bell -o out.wav --at 0 --at 0.25", "sfx render bell -o bell.ogg",
+                   "sfx render bell -o - | sox -t wav - -n stat"],
+        positionals: [PositionalSpec(name: "NAME|FILE", help: "System sound names, sound files, or - for standard input.", min: 0, max: nil)],
+        options: [output, format, SoundArgument.idOption, SoundArgument.fileOption, at,
+                  Volume.option, Volume.decibelOption, CommonOptions.pan.spec, rate.spec, quiet])
+
+    static let output = OptionSpec.option("output", short: "o", value: "FILE", help: "The file to write, or - for standard output (required).")
+    static let format = OptionSpec.option("format", value: "FORMAT", help: "\(OutputFormat.names) (default: by the output's extension, else wav).")
+    static let at = OptionSpec.option("at", value: "SECONDS", repeatable: true, help: "When the sound of the same position starts (0 to \(OfflineMix.maximumSeconds); it must end by then).")
+    static let rate = IntegerOption(spec: .option("rate", value: "HZ", help: "Sample rate, 8000 to 192000 (default 48000)."), range: 8000...192_000)
+    static let quiet = OptionSpec.flag("quiet", short: "q", help: "Do not say what was written.")
+
+    static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        guard let output = arguments.value(output) else {
+            throw UsageError(message: "missing '--output FILE'", command: spec)
+        }
+        let chosen: OutputFormat
+        if let name = arguments.value(format) {
+            guard let named = OutputFormat(rawValue: name.lowercased()) else {
+                throw UsageError(message: "unknown format '\(name)': expected \(OutputFormat.names)", command: spec)
+            }
+            chosen = named
+        } else if output != "-", let byName = OutputFormat(fileName: output) {
+            chosen = byName
+        } else {
+            chosen = .wav
+        }
+        let sounds = try SoundArgument.all(in: arguments)
+        // The mix stops at OfflineMix.maximumSeconds: a start at or after it would be lost.
+        let longest = Double(OfflineMix.maximumSeconds)
+        let starts = try arguments.values(at).map {
+            try ParsedArguments.number($0, option: "at", in: 0...longest, spec: spec)
+        }
+        guard starts.count <= sounds.count else {
+            throw UsageError(message: "more --at times (\(starts.count)) than sounds (\(sounds.count))", command: spec)
+        }
+        var configuration = SoundLibrary.Configuration()
+        if let rate = try rate.read(arguments) {
+            configuration.format = AudioFormat(sampleRate: rate, channels: 2)
+        }
+        let volume = try Volume.factor(arguments) ?? 1
+        let pan = Float(try CommonOptions.pan.read(arguments) ?? 0)
+        let library = try SoundLibrary(configuration: configuration)
+        var plays: [OfflineMix.Play] = []
+        for (i, sound) in sounds.enumerated() {
+            let id = try sound.load(into: library)
+            let at = i < starts.count ? starts[i] : 0
+            // A sound that would run past the end of the mix is refused rather than cut short.
+            if let cue = library.cue(for: id), at + cue.duration > longest {
+                throw Failure("render: sound \(i + 1) starts at \(seconds(at)) and lasts \(seconds(cue.duration)), past the "
+                              + "\(OfflineMix.maximumSeconds) s a render may last; start it by \(seconds(max(0, longest - cue.duration)))")
+            }
+            plays.append(OfflineMix.Play(sound: id, at: at, volume: volume, pan: pan))
+        }
+        let samples = try OfflineMix.render(plays, library: library)
+        let audio = configuration.format
+        if output == "-" {
+            try writeToStandardOutput(samples, format: audio, as: chosen)
+        } else {
+            try AudioFileWriter.write(samples, sampleRate: audio.sampleRate, channels: audio.channels,
+                                      to: URL(filePath: output), as: chosen.encoding)
+        }
+        let frames = samples.count / audio.channels
+        if !arguments.flag(quiet) {
+            // With -o -, standard output is the file: the note goes to stderr.
+            let note = "wrote \(output == "-" ? "standard output" : output) (\(chosen.rawValue)): \(frames) frames, "
+                + "\(seconds(Double(frames) / Double(audio.sampleRate))) at \(audio)"
+            if output == "-" { FileHandle.standardError.write(Data((note + "\n").utf8)) } else { print(note) }
+        }
+        return 0
+    }
+
+    /// Encodes into an anonymous in-memory file (libsndfile seeks back to finish a header, which
+    /// a pipe cannot do), then copies it to standard output.
+    static func writeToStandardOutput(_ samples: [Float], format audio: AudioFormat, as format: OutputFormat) throws {
+        let fd = sfx_memfd("sfx-render")
+        guard fd >= 0 else { throw Failure("render: cannot encode in memory (\(String(cString: strerror(errno)))); write to a file with -o FILE") }
+        defer { close(fd) }
+        try AudioFileWriter.write(samples, sampleRate: audio.sampleRate, channels: audio.channels,
+                                  to: URL(filePath: "/proc/self/fd/\(fd)"), as: format.encoding)
+        lseek(fd, 0, SEEK_SET)
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let got = read(fd, &buffer, buffer.count)
+            if got < 0, errno == EINTR { continue }
+            guard got > 0 else { break }
+            var offset = 0
+            while offset < got {
+                let written = buffer.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress! + offset, got - offset) }
+                if written < 0, errno == EINTR { continue }
+                guard written > 0 else {
+                    throw Failure("render: standard output cannot be written (\(String(cString: strerror(errno)))); check what it is piped to")
+                }
+                offset += written
+            }
+        }
+    }
+}
