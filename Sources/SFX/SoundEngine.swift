@@ -48,6 +48,10 @@ public final class SoundEngine: @unchecked Sendable {
     public struct Configuration: Sendable {
         /// The requested device, rate, channels, period and buffer; `parameters` says what was granted.
         public var output = PlaybackRequest()
+        /// Opens `output` at start and reopens it after it was lost or closed while idle: ALSA,
+        /// or the null device for `output.device` "null" (`SystemPlaybackDevices`). Give your own
+        /// `PlaybackDeviceFactory` to play somewhere else, or to test with a device of your own.
+        public var devices: any PlaybackDeviceFactory = SystemPlaybackDevices()
         /// Voices that may sound at once, 1…4096; beyond, the lowest priority and then the
         /// oldest is stolen.
         public var maxVoices = 64
@@ -158,7 +162,7 @@ public final class SoundEngine: @unchecked Sendable {
     /// priority the kernel refuses, to test that refusal).
     init(configuration: Configuration, validating: Bool) throws {
         if validating { try configuration.validate() }
-        let pcm = try PCMPlayback(configuration.output)
+        let pcm = try configuration.devices.open(configuration.output)
         let format = pcm.parameters.audioFormat
         var libraryConfiguration = configuration.library
         libraryConfiguration.format = format
@@ -178,8 +182,8 @@ public final class SoundEngine: @unchecked Sendable {
         let reserve = OutputThread.noticeReserve(slots: slots, commandBudget: budget)
         let notices = SPSCRing<OutputNotice>(capacity: max(32_768, 4 * reserve))
         let idleFrames = configuration.idleTimeout.map { max(1, Int(Double(format.sampleRate) * $0.seconds)) } ?? 0
-        output = OutputThread(pcm: pcm, mixer: mixer, commands: ring, notices: notices,
-                              settings: .init(request: configuration.output,
+        output = OutputThread(device: pcm, mixer: mixer, commands: ring, notices: notices,
+                              settings: .init(request: configuration.output, devices: configuration.devices,
                                               realtimePriority: configuration.realtimePriority,
                                               idleFrames: idleFrames),
                               commandBudget: budget, noticeReserve: reserve)

@@ -92,9 +92,10 @@ public struct PlaybackParameters: Sendable, Equatable, Codable, CustomStringConv
 /// (or the nearest), the start threshold at one period (so the stream restarts one period after
 /// an xrun instead of after a whole buffer of silence), avail_min at one period.
 ///
-/// `wait`, `write` and `delay` are for the real-time thread: they neither allocate nor throw and
-/// report ALSA's negative errno; everything else is for ordinary threads.
-public final class PCMPlayback: @unchecked Sendable {
+/// sfx's ALSA `PlaybackDevice`. `wait`, `available`, `write`, `recover` and `delay` are for the
+/// real-time thread: they neither allocate nor throw and report ALSA's negative errno;
+/// everything else is for ordinary threads.
+public final class PCMPlayback: PlaybackDevice, @unchecked Sendable {
     public let parameters: PlaybackParameters
     private var pcm: OpaquePointer?
     /// Converted samples for the device, allocated once for one period... or however many frames
@@ -127,7 +128,7 @@ public final class PCMPlayback: @unchecked Sendable {
         conversion.deallocate()
     }
 
-    /// Closes the stream; later calls report EBADFD.
+    /// Closes the stream; later calls do nothing and report -EBADFD.
     public func close() {
         if let pcm { snd_pcm_close(pcm) }
         pcm = nil
@@ -177,20 +178,23 @@ public final class PCMPlayback: @unchecked Sendable {
     /// Frames that can be written now without blocking, or a negative errno (-EPIPE after an xrun).
     @inline(__always)
     public func available() -> Int {
-        Int(snd_pcm_avail_update(pcm))
+        guard let pcm else { return -Int(EBADFD) }
+        return Int(snd_pcm_avail_update(pcm))
     }
 
     /// Waits until at least avail_min frames can be written, or `timeoutMilliseconds` pass.
     /// Returns 1 when ready, 0 on timeout, or a negative errno.
     @inline(__always)
     public func wait(timeoutMilliseconds: Int32) -> Int32 {
-        snd_pcm_wait(pcm, timeoutMilliseconds)
+        guard let pcm else { return -EBADFD }
+        return snd_pcm_wait(pcm, timeoutMilliseconds)
     }
 
     /// Converts `frames` interleaved float frames to the device format and writes them, blocking
     /// only when the buffer is full. Returns frames written or a negative errno (-EPIPE: xrun,
     /// -ESTRPIPE: suspended, -ENODEV: gone).
     public func write(_ samples: UnsafePointer<Float>, frames: Int) -> Int {
+        guard let pcm else { return -Int(EBADFD) }
         var done = 0
         while done < frames {
             let chunk = min(frames - done, maxFrames)
@@ -217,19 +221,21 @@ public final class PCMPlayback: @unchecked Sendable {
 
     /// Recovers from an xrun (-EPIPE) or a suspend (-ESTRPIPE); returns 0 or a negative errno.
     public func recover(_ error: Int32) -> Int32 {
-        snd_pcm_recover(pcm, error, 1)
+        guard let pcm else { return -EBADFD }
+        return snd_pcm_recover(pcm, error, 1)
     }
 
     /// Frames between what was written last and what the DAC plays now, or a negative errno.
     public func delay() -> Int {
+        guard let pcm else { return -Int(EBADFD) }
         var frames: snd_pcm_sframes_t = 0
         let result = snd_pcm_delay(pcm, &frames)
         return result < 0 ? Int(result) : Int(frames)
     }
 
     /// Stops at once, dropping what is buffered.
-    public func drop() { snd_pcm_drop(pcm) }
+    public func drop() { if let pcm { snd_pcm_drop(pcm) } }
 
     /// Plays what is buffered, then stops.
-    public func drain() { snd_pcm_drain(pcm) }
+    public func drain() { if let pcm { snd_pcm_drain(pcm) } }
 }
