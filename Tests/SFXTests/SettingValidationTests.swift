@@ -17,6 +17,12 @@ final class SettingValidationTests: XCTestCase {
                 return XCTFail("\(error) is not a SettingError", file: file, line: line)
             }
             XCTAssertEqual(error.setting, setting, file: file, line: line)
+            // A value to switch on, not only a line.
+            switch error {
+            case .outOfRange(let named, _, let range):
+                XCTAssertEqual(named, setting, file: file, line: line)
+                XCTAssertTrue(range.hasPrefix(allowed), range, file: file, line: line)
+            }
             let message = error.description
             XCTAssertTrue(message.hasPrefix(setting + " "), message, file: file, line: line)
             XCTAssertTrue(message.contains("out of range: use " + allowed), message, file: file, line: line)
