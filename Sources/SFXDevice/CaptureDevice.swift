@@ -1,8 +1,8 @@
 /// The shape the capture side takes beside `PlaybackDevice`: the recorder's thread waits for a
 /// period, reads it, and hands it on, under the same real-time rules (no allocation, lock, log
 /// or I/O other than the device's in `wait`, `available`, `read` and `recover`; failures as a
-/// negative errno). No conformer exists yet; the ALSA one will open its PCM for capture with the
-/// same negotiation as `PCMPlayback`.
+/// negative errno). `PCMCapture` is the ALSA conformer (`SystemCaptureDevices` opens it); the
+/// recorder that will read it does not exist yet.
 public protocol CaptureDevice: AnyObject {
     /// What the device agreed to (the same numbers as playback: format, rate, channels, period, buffer).
     var parameters: PlaybackParameters { get }

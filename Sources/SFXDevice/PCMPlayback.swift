@@ -134,7 +134,11 @@ public final class PCMPlayback: PlaybackDevice, @unchecked Sendable {
         pcm = nil
     }
 
-    private static func configure(_ pcm: OpaquePointer?, _ request: PlaybackRequest) throws(ALSAError) -> PlaybackParameters {
+    /// Negotiates `request` on an open PCM: interleaved access, the first format of
+    /// `request.formats` it offers, channels, rate (resampling allowed), period and buffer; then
+    /// avail_min at one period and the start threshold at one period (`capture`: one frame, so
+    /// the first read starts the stream), and prepares it.
+    static func configure(_ pcm: OpaquePointer?, _ request: PlaybackRequest, capture: Bool = false) throws(ALSAError) -> PlaybackParameters {
         let name = request.device
         var hw: OpaquePointer?
         snd_pcm_hw_params_malloc(&hw)
@@ -165,12 +169,13 @@ public final class PCMPlayback: PlaybackDevice, @unchecked Sendable {
         snd_pcm_sw_params_malloc(&sw)
         defer { snd_pcm_sw_params_free(sw) }
         try check(snd_pcm_sw_params_current(pcm, sw), name, "read software parameters")
-        try check(snd_pcm_sw_params_set_start_threshold(pcm, sw, period), name, "set start threshold")
+        let startThreshold = capture ? 1 : period
+        try check(snd_pcm_sw_params_set_start_threshold(pcm, sw, startThreshold), name, "set start threshold")
         try check(snd_pcm_sw_params_set_avail_min(pcm, sw, period), name, "set avail_min")
         try check(snd_pcm_sw_params(pcm, sw), name, "apply software parameters")
         try check(snd_pcm_prepare(pcm), name, "prepare")
         return PlaybackParameters(device: name, format: format, sampleRate: Int(rate), channels: Int(channels),
-                                  periodFrames: Int(period), bufferFrames: Int(buffer), startThreshold: Int(period))
+                                  periodFrames: Int(period), bufferFrames: Int(buffer), startThreshold: Int(startThreshold))
     }
 
     // MARK: Real-time thread
