@@ -14,17 +14,18 @@ import SFXDevice
 /// but the device's happens there; commands arrive and events leave through lock-free rings, and
 /// everything it allocates is allocated before it starts. It asks for SCHED_FIFO while it runs
 /// that loop and says when it is refused. The loop is specialised for `PCMPlayback` and
-/// `NullPlaybackDevice` (no witness-table calls, no reference counting); other devices run the
-/// same loop through the protocol.
+/// `NullPlaybackDevice`: no witness-table lookup, reference counting or exclusivity check in it
+/// (the release build merges the two specialisations into one body that calls the device's
+/// methods through function pointers); other devices run the same loop through the protocol.
 ///
 /// When the device disappears it drops to normal priority, closes it, runs the same loop on a
 /// `NullPlaybackDevice` (which consumes by the clock, so voices end and completions still
 /// arrive) and tries to reopen it through the factory, waiting 0.25 s, then twice as long after
-/// each failed try, up to 1 s. A device that keeps failing
-/// counts as lost too: a sound server that went away can leave its ALSA plugin answering every
-/// write with EPIPE while `snd_pcm_recover` reports success, and a SCHED_FIFO thread retrying
-/// that at once would take a whole core and starve the machine (`FailurePolicy`). With an idle timeout it closes the device when nothing has played for that long and
-/// sleeps until the next command.
+/// each failed try, up to 1 s. A device that keeps failing counts as lost too: a sound server
+/// that went away can leave its ALSA plugin answering every write with EPIPE while
+/// `snd_pcm_recover` reports success, and a SCHED_FIFO thread retrying that at once would take a
+/// whole core and starve the machine (`FailurePolicy`). With an idle timeout it closes the device
+/// when nothing has played for that long and sleeps until the next command.
 final class OutputThread: @unchecked Sendable {
     struct Settings {
         var request: PlaybackRequest
@@ -95,16 +96,16 @@ final class OutputThread: @unchecked Sendable {
         scratchFrames = max(parameters.bufferFrames, 4096)
         scratch = .allocate(capacity: scratchFrames * parameters.channels)
         scratch.initialize(repeating: 0, count: scratchFrames * parameters.channels)
-        standIn = Self.standIn(for: parameters)
+        standIn = Self.standIn(for: parameters, scratchFrames: scratchFrames)
     }
 
-    /// A null device in the mixer's format, periods as near the device's as it allows.
-    private static func standIn(for parameters: PlaybackParameters) -> NullPlaybackDevice {
-        let period = min(max(parameters.periodFrames, PlaybackRequest.periodSizes.lowerBound), PlaybackRequest.periodSizes.upperBound)
-        let periods = min(max(parameters.bufferFrames / max(period, 1), PlaybackRequest.periodCounts.lowerBound),
-                          PlaybackRequest.periodCounts.upperBound)
+    /// A null device in the mixer's format, with periods of 10 ms or the device's when longer
+    /// (nobody listens while the device is lost: no need to wake more often), three to a buffer.
+    private static func standIn(for parameters: PlaybackParameters, scratchFrames: Int) -> NullPlaybackDevice {
+        let period = min(max(parameters.periodFrames, parameters.sampleRate / 100, PlaybackRequest.periodSizes.lowerBound),
+                         scratchFrames, PlaybackRequest.periodSizes.upperBound)
         let request = PlaybackRequest(device: NullPlaybackDevice.name, sampleRate: parameters.sampleRate,
-                                      channels: parameters.channels, periodFrames: period, periodCount: periods)
+                                      channels: parameters.channels, periodFrames: period, periodCount: 3)
         // The numbers come from a device that opened, within PlaybackRequest's ranges.
         guard let device = try? NullPlaybackDevice(request) else {
             fatalError("the null device refused \(parameters)")
@@ -145,7 +146,7 @@ final class OutputThread: @unchecked Sendable {
                 deviceOpen.store(0, ordering: .releasing)
                 setPriority(realtime: false)
                 switch ending {
-                case .stopRequested, .timeUp:
+                case .stopRequested, .timeUp:   // (.timeUp ends only the stand-in's runs)
                     drainOnStop.load(ordering: .relaxed) ? device.drain() : device.drop()
                     device.close()
                     self.device = nil
