@@ -4,7 +4,7 @@ import SFXCore
 enum OutputNotice: Sendable, BitwiseCopyable {
     case mixer(MixerEvent)
     case xrun
-    /// alsa-lib's negative errno.
+    /// The device's negative errno.
     case deviceLost(Int32)
     case deviceRestored
     case closedWhenIdle
