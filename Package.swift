@@ -6,7 +6,7 @@
 //              SFXCard (the virtual sound card plugin) and SFXCardSupport (its Swift side); SFXTesting (both, for games' tests)
 //   2. Core    SFXCore: cues, the mixer, lock-free queues — no devices, no files
 //   3. Media   SFXSoundDesign (the bundled sounds' synthesis), SFXMedia (decode, resample, encode, themes)
-//   4. Device  SFXDevice: ALSA playback, capture and mixer control
+//   4. Device  SFXDevice: the playback and capture device protocols; ALSA, the null device, mixer control
 //   5. Haptics SFXHaptics: vibration patterns and backends (evdev rumble, GPIO, sysfs, command, callback)
 //   6. Engine  SFX: the public face (SoundEngine, registry)
 //   7. Front ends  the C API (CSFXAPI's sfx.h, SFXC, the product libsfx.so); the `sfx` command, the sound generator
@@ -94,6 +94,7 @@ let package = Package(
         .testTarget(name: "SFXSoundDesignTests", dependencies: ["SFXSoundDesign", "SFXMedia"]),
         .testTarget(name: "SFXMediaTests", dependencies: ["SFXMedia"]),
         .testTarget(name: "SFXCardTests", dependencies: ["CALSA", "SFXCardSupport"]),
+        .testTarget(name: "SFXDeviceTests", dependencies: ["SFXDevice", "SFXCardSupport"]),
         .testTarget(name: "SFXTests", dependencies: ["SFX", "SFXCardSupport", "CAllocationTrap"]),
         .testTarget(name: "SFXHapticsTests", dependencies: ["SFXHaptics", "CSFXHaptics"]),
         .testTarget(name: "SFXCommandTests", dependencies: ["SFXMedia"]),

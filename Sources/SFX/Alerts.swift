@@ -78,7 +78,7 @@ extension SoundEngine {
             result.voice = play(id, volume: volume, group: .alerts, priority: .critical, completion: completion)
             result.played = true
         } else {
-            completion?(.rejected("the output is muted: \(mute)"))
+            reject(completion, .muted(mute))
         }
         let vibrate: Bool
         switch configuration.alertVibration {

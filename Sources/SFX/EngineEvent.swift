@@ -1,7 +1,8 @@
 import SFXCore
 import SFXDevice
 
-/// How one play ended. Every play gets exactly one, delivered off the real-time thread.
+/// How one play ended. Every play gets exactly one, delivered on the engine's completion queue
+/// (see `SoundEngine.play`), never on the caller's thread nor the real-time thread.
 public enum PlayOutcome: Sendable, Hashable, CustomStringConvertible {
     /// The sound played to its end (all its loops).
     case finished
@@ -9,8 +10,8 @@ public enum PlayOutcome: Sendable, Hashable, CustomStringConvertible {
     case stopped
     /// A newer or more important sound took its voice (max voices or the sound's instance cap).
     case stolen
-    /// It never started; the reason says why and what to change.
-    case rejected(String)
+    /// It never started; the reason says why, and its description what to change.
+    case rejected(RejectReason)
 
     public var description: String {
         switch self {
@@ -20,6 +21,55 @@ public enum PlayOutcome: Sendable, Hashable, CustomStringConvertible {
         case .rejected(let why): "rejected: \(why)"
         }
     }
+}
+
+/// Why a play never started.
+public enum RejectReason: Sendable, Hashable, CustomStringConvertible {
+    /// A number given to `play` is out of range.
+    case invalidSetting(SettingError)
+    /// No sound has this id: it was never loaded, or it was disposed.
+    case unknownSound(SoundID)
+    /// The sound is being disposed.
+    case soundDisposed
+    /// Every voice is busy with sounds of higher priority.
+    case outranked
+    /// The engine was closed before the play.
+    case engineClosed
+    /// The output thread has not taken the commands queued before it (8,192 wait).
+    case commandQueueFull
+    /// An alert found the output muted (and vibrated instead, if it could).
+    case muted(MuteState)
+    /// The sound's format differs from the mixer's (a cue not made by this engine's library).
+    case formatMismatch
+    /// The voice id is already sounding (two plays with one `VoiceID`).
+    case duplicateVoice
+
+    /// The reason the mixer gave.
+    init(_ rejection: PlayRejection) {
+        switch rejection {
+        case .formatMismatch: self = .formatMismatch
+        case .noVoiceAvailable: self = .outranked
+        case .duplicateVoice: self = .duplicateVoice
+        case .cueReleasing: self = .soundDisposed
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .invalidSetting(let error): error.description
+        case .unknownSound(let id): SoundError.unknownID(id).description
+        case .soundDisposed: PlayRejection.cueReleasing.description
+        case .outranked: PlayRejection.noVoiceAvailable.description
+        case .engineClosed: "the engine is closed"
+        case .commandQueueFull: "the command queue is full: the output thread is not keeping up"
+        case .muted(let state): "the output is muted: \(state)"
+        case .formatMismatch: PlayRejection.formatMismatch.description
+        case .duplicateVoice: PlayRejection.duplicateVoice.description
+        }
+    }
+
+    // MuteState is Equatable only: hash what equal reasons share.
+    public func hash(into hasher: inout Hasher) { hasher.combine(description) }
 }
 
 /// What the engine reports as it runs: on `SoundEngine.events` and to `SoundEngine.onEvent`.
@@ -64,14 +114,4 @@ public enum EngineEvent: Sendable, Equatable, CustomStringConvertible {
         case .eventsLost(let total): "\(total) reports of the real-time thread lost"
         }
     }
-}
-
-/// What the real-time thread sends back, beside the mixer's own events.
-enum OutputNotice: Sendable, BitwiseCopyable {
-    case mixer(MixerEvent)
-    case xrun
-    /// alsa-lib's negative errno.
-    case deviceLost(Int32)
-    case deviceRestored
-    case closedWhenIdle
 }

@@ -14,12 +14,18 @@ import SFXDevice
 ///    engine events (so a blocking completion does not hold back an xrun or device report, nor
 ///    the reverse). What waits there is bounded by the plays made while a handler blocks.
 ///
+/// Every completion runs on the completion queue, whether the play ended in the mixer, was
+/// rejected before it reached it (a number out of range, an unknown sound, a closed engine, a
+/// muted alert, a full command queue) or was still sounding when the engine closed.
+///
 /// Handlers are called with no lock held, so they may call the engine.
 final class EventDelivery: @unchecked Sendable {
     typealias Completion = @Sendable (PlayOutcome) -> Void
 
     private struct Pending {
         var completion: Completion?
+        /// Where `Voice.outcome` waits.
+        var handle: VoiceHandle
         /// Keeps the cue alive while the voice may read it (a disposed cue stays until released).
         var cue: Cue
     }
@@ -43,6 +49,8 @@ final class EventDelivery: @unchecked Sendable {
     private let eventQueue = DispatchQueue(label: "sfx-event-handlers")
     /// Marks the two queues, so that `stop()` called from a handler does not wait for itself.
     private static let handlerQueueKey = DispatchSpecificKey<Bool>()
+    /// Marks the completion queue alone (`isOnCompletionQueue`).
+    private static let completionQueueKey = DispatchSpecificKey<Bool>()
     /// Calls queued and not yet made.
     private let queued = Atomic<Int>(0)
     private var reportedRealtime = false
@@ -57,6 +65,7 @@ final class EventDelivery: @unchecked Sendable {
         self.output = output
         self.commands = commands
         completionQueue.setSpecific(key: Self.handlerQueueKey, value: true)
+        completionQueue.setSpecific(key: Self.completionQueueKey, value: true)
         eventQueue.setSpecific(key: Self.handlerQueueKey, value: true)
     }
 
@@ -76,7 +85,7 @@ final class EventDelivery: @unchecked Sendable {
             defer { state.pending = [:]; state.retiring = [:]; state.streams = [:] }
             return (Array(state.pending.values), Array(state.streams.values))
         }
-        for pending in left { enqueue(on: completionQueue) { pending.completion?(.stopped) } }
+        for pending in left { finish(pending.completion, pending.handle, .stopped) }
         enqueue(on: eventQueue) { for stream in streams { stream.finish() } }
         if DispatchQueue.getSpecific(key: Self.handlerQueueKey) == nil {
             completionQueue.sync {}
@@ -100,20 +109,40 @@ final class EventDelivery: @unchecked Sendable {
         return stream
     }
 
+    /// Whether the caller runs on the completion queue (where every completion runs).
+    static var isOnCompletionQueue: Bool { DispatchQueue.getSpecific(key: completionQueueKey) == true }
+
     /// Registers a play before its command is sent; false once the engine has closed (the play
-    /// must then complete at once, since nothing would deliver its completion later).
-    func expect(_ voice: VoiceID, cue: Cue, completion: Completion?) -> Bool {
+    /// must then be rejected, since nothing would deliver its completion later).
+    func expect(_ voice: VoiceID, cue: Cue, completion: Completion?, handle: VoiceHandle) -> Bool {
         state.withLock { state in
             guard !state.stopped else { return false }
-            state.pending[voice] = Pending(completion: completion, cue: cue)
+            state.pending[voice] = Pending(completion: completion, handle: handle, cue: cue)
             return true
         }
     }
 
-    /// Completes a play that never reached the mixer.
-    func complete(_ voice: VoiceID, _ completion: Completion?, _ outcome: PlayOutcome) {
-        state.withLock { _ = $0.pending.removeValue(forKey: voice) }
-        completion?(outcome)
+    /// Rejects a registered play whose command could not be sent.
+    func reject(_ voice: VoiceID, _ reason: RejectReason) {
+        guard let pending = state.withLock({ $0.pending.removeValue(forKey: voice) }) else { return }
+        finish(pending.completion, pending.handle, .rejected(reason))
+    }
+
+    /// Rejects a play that was never registered, on the completion queue like every other.
+    func reject(_ completion: Completion?, _ handle: VoiceHandle?, _ reason: RejectReason) {
+        finish(completion, handle, .rejected(reason))
+    }
+
+    /// Calls the completion on the completion queue, then hands the outcome to `Voice.outcome`.
+    private func finish(_ completion: Completion?, _ handle: VoiceHandle?, _ outcome: PlayOutcome) {
+        guard let completion else {
+            handle?.fulfil(outcome)
+            return
+        }
+        enqueue(on: completionQueue) {
+            completion(outcome)
+            handle?.fulfil(outcome)
+        }
     }
 
     /// Keeps a disposed cue alive until the mixer releases it, and asks the mixer to release it
@@ -206,7 +235,7 @@ final class EventDelivery: @unchecked Sendable {
         case .stolen(let voice):
             outcome = .stolen
             publish(.voiceStolen(voice))
-        case .rejected(_, let reason): outcome = .rejected(reason.description)
+        case .rejected(_, let reason): outcome = .rejected(RejectReason(reason))
         case .cueReleased(let key):
             // Dropping the last reference frees the cue, here, off the real-time thread.
             let cue = state.withLock { $0.retiring.removeValue(forKey: key) }
@@ -214,9 +243,7 @@ final class EventDelivery: @unchecked Sendable {
             return
         }
         guard let voice = event.voice, let pending = state.withLock({ $0.pending.removeValue(forKey: voice) }) else { return }
-        if let completion = pending.completion {
-            enqueue(on: completionQueue) { completion(outcome) }
-        }
+        finish(pending.completion, pending.handle, outcome)
     }
 
     /// Delivers an event to `onEvent` and every stream, in order, on the event queue.

@@ -7,22 +7,30 @@ import SFXDevice
 
 /// The thread that owns the device and the mixer.
 ///
-/// While a device is open it runs the real-time loop: wait for one period of space, take every
-/// queued command, render one period, write it, hand the mixer's events back — nothing else.
-/// No allocation, lock, log or I/O but ALSA's happens there; commands arrive and events leave
-/// through lock-free rings, and everything it allocates is allocated before it starts. It asks for
-/// SCHED_FIFO while it runs that loop and says when it is refused.
+/// It is written against `PlaybackDevice` and opens and reopens its device through a
+/// `PlaybackDeviceFactory` (ALSA, the null device, or a test's own). While a device is open it
+/// runs the real-time loop: wait for one period of space, take every queued command, render one
+/// period, write it, hand the mixer's events back — nothing else. No allocation, lock, log or I/O
+/// but the device's happens there; commands arrive and events leave through lock-free rings, and
+/// everything it allocates is allocated before it starts. It asks for SCHED_FIFO while it runs
+/// that loop and says when it is refused. The loop is specialised for `PCMPlayback` and
+/// `NullPlaybackDevice`: no witness-table lookup, reference counting or exclusivity check in it
+/// (the release build merges the two specialisations into one body that calls the device's
+/// methods through function pointers); other devices run the same loop through the protocol.
 ///
-/// When the device disappears it drops to normal priority, closes it, keeps rendering the mixer
-/// by the clock (so voices end and completions still arrive) and tries to reopen it, waiting
-/// 0.25 s, then twice as long after each failed try, up to 1 s. A device that keeps failing
-/// counts as lost too: a sound server that went away can leave its ALSA plugin answering every
-/// write with EPIPE while `snd_pcm_recover` reports success, and a SCHED_FIFO thread retrying
-/// that at once would take a whole core and starve the machine (`FailurePolicy`). With an idle timeout it closes the device when nothing has played for that long and
-/// sleeps until the next command.
+/// When the device disappears it drops to normal priority, closes it, runs the same loop on a
+/// `NullPlaybackDevice` (which consumes by the clock, so voices end and completions still
+/// arrive) and tries to reopen it through the factory, waiting 0.25 s, then twice as long after
+/// each failed try, up to 1 s. A device that keeps failing counts as lost too: a sound server
+/// that went away can leave its ALSA plugin answering every write with EPIPE while
+/// `snd_pcm_recover` reports success, and a SCHED_FIFO thread retrying that at once would take a
+/// whole core and starve the machine (`FailurePolicy`). With an idle timeout it closes the device
+/// when nothing has played for that long and sleeps until the next command.
 final class OutputThread: @unchecked Sendable {
     struct Settings {
         var request: PlaybackRequest
+        /// Opens the device again after it was lost or closed while idle.
+        var devices: any PlaybackDeviceFactory = SystemPlaybackDevices()
         var realtimePriority: Int32
         /// Frames of silence after which the device is closed; 0 keeps it open.
         var idleFrames: Int
@@ -64,7 +72,9 @@ final class OutputThread: @unchecked Sendable {
     private let parameters: PlaybackParameters
     private let parametersLock = Mutex<PlaybackParameters?>(nil)
 
-    private var pcm: PCMPlayback?
+    private var device: (any PlaybackDevice)?
+    /// Plays by the clock while the device is lost.
+    private let standIn: NullPlaybackDevice
     private let scratch: UnsafeMutablePointer<Float>
     private let scratchFrames: Int
     /// Commands taken in one period at most (see `commandBudget(periodFrames:)`).
@@ -72,19 +82,35 @@ final class OutputThread: @unchecked Sendable {
     /// Free room the notice ring must have before commands are taken (see `takeCommands`).
     private let noticeReserve: Int
 
-    init(pcm: PCMPlayback, mixer: Mixer, commands: SPSCRing<MixerCommand>, notices: SPSCRing<OutputNotice>,
+    init(device: any PlaybackDevice, mixer: Mixer, commands: SPSCRing<MixerCommand>, notices: SPSCRing<OutputNotice>,
          settings: Settings, commandBudget: Int, noticeReserve: Int) {
-        self.pcm = pcm
+        self.device = device
         self.commandBudget = commandBudget
         self.noticeReserve = noticeReserve
         self.mixer = mixer
         self.commands = commands
         self.notices = notices
         self.settings = settings
-        parameters = pcm.parameters
-        scratchFrames = max(pcm.parameters.bufferFrames, 4096)
-        scratch = .allocate(capacity: scratchFrames * pcm.parameters.channels)
-        scratch.initialize(repeating: 0, count: scratchFrames * pcm.parameters.channels)
+        let parameters = device.parameters
+        self.parameters = parameters
+        scratchFrames = max(parameters.bufferFrames, 4096)
+        scratch = .allocate(capacity: scratchFrames * parameters.channels)
+        scratch.initialize(repeating: 0, count: scratchFrames * parameters.channels)
+        standIn = Self.standIn(for: parameters, scratchFrames: scratchFrames)
+    }
+
+    /// A null device in the mixer's format, with periods of 10 ms or the device's when longer
+    /// (nobody listens while the device is lost: no need to wake more often), three to a buffer.
+    private static func standIn(for parameters: PlaybackParameters, scratchFrames: Int) -> NullPlaybackDevice {
+        let period = min(max(parameters.periodFrames, parameters.sampleRate / 100, PlaybackRequest.periodSizes.lowerBound),
+                         scratchFrames, PlaybackRequest.periodSizes.upperBound)
+        let request = PlaybackRequest(device: NullPlaybackDevice.name, sampleRate: parameters.sampleRate,
+                                      channels: parameters.channels, periodFrames: period, periodCount: 3)
+        // The numbers come from a device that opened, within PlaybackRequest's ranges.
+        guard let device = try? NullPlaybackDevice(request) else {
+            fatalError("the null device refused \(parameters)")
+        }
+        return device
     }
 
     deinit { scratch.deallocate() }
@@ -114,37 +140,47 @@ final class OutputThread: @unchecked Sendable {
         defer { finished.signal() }
         threadID.store(sfx_gettid(), ordering: .releasing)
         while !stopRequested.load(ordering: .acquiring) {
-            if let pcm {
+            if let device {
                 deviceOpen.store(1, ordering: .releasing)
-                let ending = realtimeLoop(pcm)
+                let ending = play(device)
                 deviceOpen.store(0, ordering: .releasing)
                 setPriority(realtime: false)
                 switch ending {
-                case .stopRequested:
-                    drainOnStop.load(ordering: .relaxed) ? pcm.drain() : pcm.drop()
-                    self.pcm = nil
+                case .stopRequested, .timeUp:   // (.timeUp ends only the stand-in's runs)
+                    drainOnStop.load(ordering: .relaxed) ? device.drain() : device.drop()
+                    device.close()
+                    self.device = nil
                     return
                 case .lost(let code):
-                    pcm.drop()
-                    self.pcm = nil
+                    device.drop()
+                    device.close()
+                    self.device = nil
                     // A device that failed again soon after reopening keeps the longer wait.
                     if playedWell { retryDelay = FailurePolicy.firstRetry }
                     if !deviceLost.exchange(true, ordering: .acquiringAndReleasing) { notify(.deviceLost(code)) }
                 case .idle:
-                    self.pcm = nil
+                    device.close()
+                    self.device = nil
                     notify(.closedWhenIdle)
                     sleepUntilCommand()
                     reopen(announce: false)
                 }
             } else {
-                renderByClock(for: retryDelay)
+                playByClock(for: retryDelay)
                 if !reopen(announce: true) { retryDelay = min(retryDelay * 2, FailurePolicy.maxRetry) }
             }
         }
-        pcm = nil
+        device = nil
     }
 
-    private enum Ending { case stopRequested, lost(Int32), idle }
+    private enum Ending { case stopRequested, lost(Int32), idle, timeUp }
+
+    /// Runs the real-time loop on `device`, specialised for the devices sfx has.
+    private func play(_ device: any PlaybackDevice) -> Ending {
+        if let alsa = device as? PCMPlayback { return realtimeLoop(alsa) }
+        if let null = device as? NullPlaybackDevice { return realtimeLoop(null) }
+        return realtimeLoop(device)
+    }
 
     /// When failures mean the device is gone, and how often to try it again.
     enum FailurePolicy {
@@ -177,46 +213,53 @@ final class OutputThread: @unchecked Sendable {
     }
 
     /// The real-time loop. Runs until asked to stop, the device fails (an error it cannot recover,
-    /// or errors that keep coming: `FailurePolicy`), or it has been idle.
-    private func realtimeLoop(_ pcm: PCMPlayback) -> Ending {
-        setPriority(realtime: true)
-        let period = pcm.parameters.periodFrames
+    /// or errors that keep coming: `FailurePolicy`), or it has been idle. With a `deadline`
+    /// (CLOCK_MONOTONIC seconds) it runs at normal priority until then and never idles: how the
+    /// stand-in plays while the device is lost.
+    private func realtimeLoop<Device: PlaybackDevice>(_ device: Device, until deadline: Double = .infinity) -> Ending {
+        let byClock = deadline < .infinity
+        if !byClock { setPriority(realtime: true) }
+        let period = device.parameters.periodFrames
         let opened = monotonicSeconds()
-        let wellPlayedFrames = Int(Double(pcm.parameters.sampleRate) * FailurePolicy.wellPlayedSeconds)
+        let wellPlayedFrames = Int(Double(device.parameters.sampleRate) * FailurePolicy.wellPlayedSeconds)
         var written = 0
         var idle = 0
         var streak = Streak()
-        playedWell = false
+        if !byClock { playedWell = false }
         while !stopRequested.load(ordering: .relaxed) {
-            let ready = pcm.wait(timeoutMilliseconds: 200)
+            let ready = device.wait(timeoutMilliseconds: 200)
             if ready < 0 {
-                if let ending = fail(pcm, Int32(ready), &streak, opened: opened) { return ending }
+                if let ending = fail(device, Int32(ready), &streak, opened: opened) { return ending }
                 continue
             }
             if ready == 0 {
                 streak.silentWaits += 1
                 if streak.silentWaits >= FailurePolicy.maxSilentWaits { return .lost(-ETIMEDOUT) }
             }
-            var available = pcm.available()
+            var available = device.available()
             if available < 0 {
-                if let ending = fail(pcm, Int32(available), &streak, opened: opened) { return ending }
+                if let ending = fail(device, Int32(available), &streak, opened: opened) { return ending }
                 continue
             }
             while available >= period {
                 let hadCommands = takeCommands()
                 renderPeriod(frames: period)
-                let result = pcm.write(scratch, frames: period)
+                let result = device.write(scratch, frames: period)
                 if result < 0 {
-                    if let ending = fail(pcm, Int32(result), &streak, opened: opened) { return ending }
+                    if let ending = fail(device, Int32(result), &streak, opened: opened) { return ending }
                     break
                 }
                 streak = Streak()
                 written += period
-                if written >= wellPlayedFrames { playedWell = true }
+                if written >= wellPlayedFrames, !byClock { playedWell = true }
                 available -= period
                 idle = (hadCommands || mixer.activeVoiceCount > 0) ? 0 : idle + period
             }
-            if settings.idleFrames > 0, idle >= settings.idleFrames { return .idle }
+            if byClock {
+                if monotonicSeconds() >= deadline { return .timeUp }
+            } else if settings.idleFrames > 0, idle >= settings.idleFrames {
+                return .idle
+            }
         }
         return .stopRequested
     }
@@ -282,7 +325,7 @@ final class OutputThread: @unchecked Sendable {
     /// (once per streak of errors, so a failing device cannot flood the event ring); anything
     /// else, or errors that keep coming without a period written (`FailurePolicy`), ends the loop
     /// as a lost device.
-    private func fail(_ pcm: PCMPlayback, _ code: Int32, _ streak: inout Streak, opened: Double) -> Ending? {
+    private func fail<Device: PlaybackDevice>(_ device: Device, _ code: Int32, _ streak: inout Streak, opened: Double) -> Ending? {
         let now = monotonicSeconds()
         streak.failures += 1
         if streak.failures == 1 {
@@ -296,13 +339,13 @@ final class OutputThread: @unchecked Sendable {
                     || now - streak.since >= FailurePolicy.maxFailingSeconds {
             return .lost(code)
         }
-        return recover(pcm, code)
+        return recover(device, code)
     }
 
     /// Recovers from an xrun or a suspend; anything else ends the loop as a lost device.
-    private func recover(_ pcm: PCMPlayback, _ code: Int32) -> Ending? {
+    private func recover<Device: PlaybackDevice>(_ device: Device, _ code: Int32) -> Ending? {
         if code == -EPIPE || code == -ESTRPIPE || code == -EINTR {
-            if pcm.recover(code) >= 0 { return nil }
+            if device.recover(code) >= 0 { return nil }
         }
         return .lost(code)
     }
@@ -317,22 +360,10 @@ final class OutputThread: @unchecked Sendable {
 
     // MARK: Without a device (ordinary priority)
 
-    /// Keeps the mixer running by the clock for `seconds`, so voices end and report as if played.
-    private func renderByClock(for seconds: Double) {
-        let rate = Double(parameters.sampleRate)
-        let step = 0.01
-        var elapsed = 0.0
-        while elapsed < seconds, !stopRequested.load(ordering: .relaxed) {
-            usleep(UInt32(step * 1_000_000))
-            elapsed += step
-            _ = takeCommands()
-            var frames = Int(rate * step)
-            while frames > 0 {
-                let chunk = min(frames, scratchFrames)
-                renderPeriod(frames: chunk)
-                frames -= chunk
-            }
-        }
+    /// Plays on the null device for `seconds`, so voices end and report as if played.
+    private func playByClock(for seconds: Double) {
+        _ = realtimeLoop(standIn, until: monotonicSeconds() + seconds)
+        standIn.drop()
     }
 
     private func sleepUntilCommand() {
@@ -348,11 +379,14 @@ final class OutputThread: @unchecked Sendable {
         var request = settings.request
         request.sampleRate = parameters.sampleRate
         request.channels = parameters.channels
-        guard let reopened = try? PCMPlayback(request) else { return false }
+        guard let reopened = try? settings.devices.open(request) else { return false }
         guard reopened.parameters.sampleRate == parameters.sampleRate,
               reopened.parameters.channels == parameters.channels,
-              reopened.parameters.bufferFrames <= scratchFrames else { return false }
-        pcm = reopened
+              reopened.parameters.bufferFrames <= scratchFrames else {
+            reopened.close()
+            return false
+        }
+        device = reopened
         parametersLock.withLock { $0 = reopened.parameters }
         if deviceLost.exchange(false, ordering: .acquiringAndReleasing), announce { notify(.deviceRestored) }
         return true

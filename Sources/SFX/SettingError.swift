@@ -1,15 +1,25 @@
-/// A number given to the engine outside the range it accepts. Its description is one line that
-/// names the setting, the value given and the values allowed.
-public struct SettingError: Error, CustomStringConvertible, Sendable, Equatable {
-    /// The setting's name as it is written in code (`output.periodFrames`, `fade`, `volume`…).
-    public let setting: String
-    public let value: String
-    public let allowed: String
+/// A number given to the engine that it does not accept. Its description is one line that names
+/// the setting, the value given and the values allowed.
+public enum SettingError: Error, CustomStringConvertible, Sendable, Hashable {
+    /// `setting` (its name as written in code: `output.periodFrames`, `fade`, `volume`…) was
+    /// given `value`; `allowed` says what it may be.
+    case outOfRange(setting: String, value: String, allowed: String)
 
     public init(setting: String, value: String, allowed: String) {
-        self.setting = setting
-        self.value = value
-        self.allowed = allowed
+        self = .outOfRange(setting: setting, value: value, allowed: allowed)
+    }
+
+    /// The setting's name as it is written in code (`output.periodFrames`, `fade`, `volume`…).
+    public var setting: String {
+        switch self { case .outOfRange(let setting, _, _): setting }
+    }
+
+    public var value: String {
+        switch self { case .outOfRange(_, let value, _): value }
+    }
+
+    public var allowed: String {
+        switch self { case .outOfRange(_, _, let allowed): allowed }
     }
 
     public var description: String { "\(setting) \(value) is out of range: use \(allowed)" }

@@ -21,8 +21,10 @@ import SFXHaptics
 /// try engine.dispose(coin)
 /// ```
 ///
-/// `play` never blocks: it puts one command on a lock-free queue that the real-time thread
-/// takes before each period it renders (up to two per frame of the period, 256 at the default
+/// `play` returns at once: it looks the sound up, registers the play and puts one command on a
+/// queue that the real-time thread takes without locking before each period it renders
+/// (callers take turns on short locks held only by other callers, never by the real-time
+/// thread; no I/O, no waiting for the device) (up to two per frame of the period, 256 at the default
 /// 128 frames; the rest wait for the next period, in order), so a sound starts in the very next
 /// period written and reaches the DAC after no more than what the device buffer already holds.
 /// The engine survives xruns (recovers and counts them) and a device that goes away (it keeps
@@ -30,7 +32,10 @@ import SFXHaptics
 ///
 /// ## Completions, events and slow handlers
 /// Completions run one at a time, in the order the plays ended, on a serial queue of the
-/// engine's; `events` and `onEvent` on another. Calling any engine method from them is safe
+/// engine's (`sfx-completions`), every time: a play rejected before it started (a number out of
+/// range, an unknown sound, a closed engine, a muted alert) completes there too, never on the
+/// caller's thread. `events` and `onEvent` run on another serial queue. `await voice.outcome`
+/// gives the same outcome to async code. Calling any engine method from them is safe
 /// (`close()` from one does not wait for that handler). A thread of the engine's moves what the
 /// real-time thread reports into those queues as it comes, whatever the handlers do, so a slow or
 /// blocking handler costs only this: the completions (or events) after it wait for it, held in
@@ -48,6 +53,10 @@ public final class SoundEngine: @unchecked Sendable {
     public struct Configuration: Sendable {
         /// The requested device, rate, channels, period and buffer; `parameters` says what was granted.
         public var output = PlaybackRequest()
+        /// Opens `output` at start and reopens it after it was lost or closed while idle: ALSA,
+        /// or the null device for `output.device` "null" (`SystemPlaybackDevices`). Give your own
+        /// `PlaybackDeviceFactory` to play somewhere else, or to test with a device of your own.
+        public var devices: any PlaybackDeviceFactory = SystemPlaybackDevices()
         /// Voices that may sound at once, 1…4096; beyond, the lowest priority and then the
         /// oldest is stolen.
         public var maxVoices = 64
@@ -158,7 +167,7 @@ public final class SoundEngine: @unchecked Sendable {
     /// priority the kernel refuses, to test that refusal).
     init(configuration: Configuration, validating: Bool) throws {
         if validating { try configuration.validate() }
-        let pcm = try PCMPlayback(configuration.output)
+        let pcm = try configuration.devices.open(configuration.output)
         let format = pcm.parameters.audioFormat
         var libraryConfiguration = configuration.library
         libraryConfiguration.format = format
@@ -178,8 +187,8 @@ public final class SoundEngine: @unchecked Sendable {
         let reserve = OutputThread.noticeReserve(slots: slots, commandBudget: budget)
         let notices = SPSCRing<OutputNotice>(capacity: max(32_768, 4 * reserve))
         let idleFrames = configuration.idleTimeout.map { max(1, Int(Double(format.sampleRate) * $0.seconds)) } ?? 0
-        output = OutputThread(pcm: pcm, mixer: mixer, commands: ring, notices: notices,
-                              settings: .init(request: configuration.output,
+        output = OutputThread(device: pcm, mixer: mixer, commands: ring, notices: notices,
+                              settings: .init(request: configuration.output, devices: configuration.devices,
                                               realtimePriority: configuration.realtimePriority,
                                               idleFrames: idleFrames),
                               commandBudget: budget, noticeReserve: reserve)
@@ -221,6 +230,21 @@ public final class SoundEngine: @unchecked Sendable {
         try library.load(contentsOf: url, normalize: normalize)
     }
 
+    /// The same as `load(contentsOf:normalize:)`, decoding on a thread of Dispatch's global
+    /// queue rather than the caller's (decoding reads the file and resamples it: milliseconds to
+    /// seconds), so an actor or a UI task is free meanwhile.
+    public func load(contentsOf url: URL, normalize: LoudnessNormalization? = nil) async throws(SoundError) -> SoundID {
+        let library = library
+        let result: Result<SoundID, SoundError> = await withCheckedContinuation { continuation in
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(returning: Result { () throws(SoundError) -> SoundID in
+                    try library.load(contentsOf: url, normalize: normalize)
+                })
+            }
+        }
+        return try result.get()
+    }
+
     /// Converts interleaved float PCM at any rate and channel count into a new sound.
     public func load(buffer: [Float], sampleRate: Int, channels: Int, name: String = "buffer") throws(SoundError) -> SoundID {
         try library.load(buffer: buffer, sampleRate: sampleRate, channels: channels, name: name)
@@ -235,10 +259,11 @@ public final class SoundEngine: @unchecked Sendable {
 
     // MARK: Playing
 
-    /// Starts a sound and returns its voice at once; never blocks.
+    /// Starts a sound and returns its voice at once (see `SoundEngine` on what it does meanwhile).
     ///
-    /// A number out of range does not start the sound: the completion gets `.rejected` with the
-    /// `SettingError`'s line.
+    /// A number out of range, an unknown sound or a closed engine does not start the sound: the
+    /// completion gets `.rejected` with the reason (`RejectReason.invalidSetting` names the
+    /// setting and its range).
     ///
     /// - Parameters:
     ///   - volume: linear gain, 1 as recorded: 0…16 (`Mixer.maximumGain`).
@@ -247,7 +272,8 @@ public final class SoundEngine: @unchecked Sendable {
     ///   - group: for group gain, mute and stop.
     ///   - priority: which voices give way when all are busy.
     ///   - maxInstances: at most this many voices of this sound at once (0: no cap); the oldest gives way.
-    ///   - completion: called once, off the real-time thread, with how the play ended.
+    ///   - completion: called once with how the play ended, on the engine's completion queue
+    ///     (never on the caller's thread); `await voice.outcome` gives the same.
     @discardableResult
     public func play(_ id: SoundID, volume: Float = 1, pan: Float = 0, loops: Int = 0,
                      group: SoundGroup = .effects, priority: VoicePriority = .normal, maxInstances: Int = 0,
@@ -259,22 +285,20 @@ public final class SoundEngine: @unchecked Sendable {
             try SettingError.check("loops", loops, in: -1...Int.max)
             try SettingError.check("maxInstances", maxInstances, in: 0...Int.max)
         } catch {
-            completion?(.rejected(error.description))
+            delivery.reject(completion, voice.handle, .invalidSetting(error))
             return voice
         }
         guard let cue = library.cue(for: id) else {
-            completion?(.rejected(SoundError.unknownID(id).description))
+            delivery.reject(completion, voice.handle, .unknownSound(id))
             return voice
         }
         let request = PlayRequest(voice: voice.id, cue: cue, gain: volume, pan: pan, loops: loops,
                                   group: group, priority: priority, maxInstances: maxInstances)
-        guard delivery.expect(voice.id, cue: cue, completion: completion) else {
-            completion?(.rejected("the engine is closed"))
+        guard delivery.expect(voice.id, cue: cue, completion: completion, handle: voice.handle) else {
+            delivery.reject(completion, voice.handle, .engineClosed)
             return voice
         }
-        if !send(.play(request)) {
-            delivery.complete(voice.id, completion, .rejected("the command queue is full: the output thread is not keeping up"))
-        }
+        if !send(.play(request)) { delivery.reject(voice.id, .commandQueueFull) }
         return voice
     }
 
@@ -381,6 +405,11 @@ public final class SoundEngine: @unchecked Sendable {
 
     func report(_ event: EngineEvent) { delivery.publish(event) }
 
+    /// Completes a play that was never made (a muted alert) on the completion queue.
+    func reject(_ completion: (@Sendable (PlayOutcome) -> Void)?, _ reason: RejectReason) {
+        delivery.reject(completion, nil, reason)
+    }
+
     @discardableResult
     func send(_ command: MixerCommand) -> Bool { commands.send(command) }
 
@@ -424,15 +453,27 @@ final class CommandQueue: Sendable {
     }
 }
 
-/// One play of a sound: stop it or change it while it sounds. Calls on a voice that has ended
-/// do nothing.
+/// One play of a sound: stop it or change it while it sounds, or await how it ended. Calls on
+/// a voice that has ended do nothing.
 public struct Voice: Sendable, Hashable {
     public let id: VoiceID
-    private let engine: WeakEngine
+    let handle: VoiceHandle
+    private var engine: WeakEngine { handle.engine }
 
     init(id: VoiceID, engine: SoundEngine) {
         self.id = id
-        self.engine = WeakEngine(engine)
+        handle = VoiceHandle(engine)
+    }
+
+    /// How the play ended, once it has: the outcome its completion gets, after the completion
+    /// has run. Awaiting it does not keep the sound playing or stop it (cancelling the waiting
+    /// task does not stop it either: call `stop`).
+    ///
+    /// ```swift
+    /// let outcome = await engine.play(coin).outcome     // .finished, .stopped, .stolen or .rejected(why)
+    /// ```
+    public var outcome: PlayOutcome {
+        get async { await handle.outcome() }
     }
 
     /// Fades the voice out over 5 ms; its completion says `.stopped`.
@@ -465,7 +506,36 @@ public struct Voice: Sendable, Hashable {
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 }
 
-private final class WeakEngine: @unchecked Sendable {
+/// What a `Voice` shares with the engine: the engine, weakly, and the play's outcome once known.
+final class VoiceHandle: Sendable {
+    let engine: WeakEngine
+    private let state = Mutex<(outcome: PlayOutcome?, waiting: [CheckedContinuation<PlayOutcome, Never>])>((nil, []))
+
+    init(_ engine: SoundEngine) { self.engine = WeakEngine(engine) }
+
+    /// Records the outcome (the first one only) and resumes whoever awaits it.
+    func fulfil(_ outcome: PlayOutcome) {
+        let waiting = state.withLock { state -> [CheckedContinuation<PlayOutcome, Never>] in
+            guard state.outcome == nil else { return [] }
+            state.outcome = outcome
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume(returning: outcome) }
+    }
+
+    func outcome() async -> PlayOutcome {
+        await withCheckedContinuation { continuation in
+            let known = state.withLock { state -> PlayOutcome? in
+                if state.outcome == nil { state.waiting.append(continuation) }
+                return state.outcome
+            }
+            if let known { continuation.resume(returning: known) }
+        }
+    }
+}
+
+final class WeakEngine: @unchecked Sendable {
     weak var value: SoundEngine?
     init(_ value: SoundEngine) { self.value = value }
 }

@@ -158,7 +158,7 @@ public final class Mixer: @unchecked Sendable {
     }
 
     private let slotCount: Int
-    private let voices: UnsafeMutablePointer<Voice>
+    private let voices: UnsafeMutablePointer<VoiceSlot>
     /// One bit per slot, set while the slot holds a voice; bits past `slotCount` stay set.
     private let occupied: UnsafeMutablePointer<UInt64>
     private let occupiedWords: Int
@@ -179,7 +179,7 @@ public final class Mixer: @unchecked Sendable {
         self.configuration = c
         slotCount = c.maxVoices + c.tailVoices
         voices = .allocate(capacity: max(slotCount, 1))
-        voices.initialize(repeating: Voice(), count: max(slotCount, 1))
+        voices.initialize(repeating: VoiceSlot(), count: max(slotCount, 1))
         groups = .allocate(capacity: SoundGroup.count)
         groups.initialize(repeating: Group(), count: SoundGroup.count)
         buses = .allocate(capacity: SoundGroup.count * c.maxFramesPerRender * format.channels)
@@ -290,7 +290,7 @@ public final class Mixer: @unchecked Sendable {
         }
         let slot = freeSlot() ?? cutQuietestTail()
 
-        var voice = Voice()
+        var voice = VoiceSlot()
         voice.phase = .playing
         voice.id = request.voice
         voice.cueKey = key
@@ -303,7 +303,7 @@ public final class Mixer: @unchecked Sendable {
         voice.order = state.pointee.playCount
         voice.gain = Mixer.clampedGain(request.gain)
         voice.pan = Mixer.clampedPan(request.pan)
-        let (l, r) = Voice.channelGains(
+        let (l, r) = VoiceSlot.channelGains(
             gain: voice.gain, pan: voice.pan, cueChannels: voice.cueChannels, outputChannels: format.channels)
         voice.left = Ramp(l)
         voice.right = Ramp(r)
@@ -384,7 +384,7 @@ public final class Mixer: @unchecked Sendable {
         state.pointee.frameTime += frames
     }
 
-    // MARK: Voice table
+    // MARK: Voice slots
 
     /// Calls `body` with the slot of every voice, in slot order. `body` may end the voice it is
     /// given, but must not start one.
@@ -559,7 +559,7 @@ public final class Mixer: @unchecked Sendable {
 
     private func glideChannelGains(_ slot: Int) {
         let v = voices[slot]
-        let (l, r) = Voice.channelGains(
+        let (l, r) = VoiceSlot.channelGains(
             gain: v.gain, pan: v.pan, cueChannels: v.cueChannels, outputChannels: format.channels)
         voices[slot].left.glide(to: l, over: configuration.smoothingFrames)
         voices[slot].right.glide(to: r, over: configuration.smoothingFrames)

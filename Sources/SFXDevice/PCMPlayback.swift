@@ -92,9 +92,10 @@ public struct PlaybackParameters: Sendable, Equatable, Codable, CustomStringConv
 /// (or the nearest), the start threshold at one period (so the stream restarts one period after
 /// an xrun instead of after a whole buffer of silence), avail_min at one period.
 ///
-/// `wait`, `write` and `delay` are for the real-time thread: they neither allocate nor throw and
-/// report ALSA's negative errno; everything else is for ordinary threads.
-public final class PCMPlayback: @unchecked Sendable {
+/// sfx's ALSA `PlaybackDevice`. `wait`, `available`, `write`, `recover` and `delay` are for the
+/// real-time thread: they neither allocate nor throw and report ALSA's negative errno;
+/// everything else is for ordinary threads.
+public final class PCMPlayback: PlaybackDevice, @unchecked Sendable {
     public let parameters: PlaybackParameters
     private var pcm: OpaquePointer?
     /// Converted samples for the device, allocated once for one period... or however many frames
@@ -127,13 +128,17 @@ public final class PCMPlayback: @unchecked Sendable {
         conversion.deallocate()
     }
 
-    /// Closes the stream; later calls report EBADFD.
+    /// Closes the stream; later calls do nothing and report -EBADFD.
     public func close() {
         if let pcm { snd_pcm_close(pcm) }
         pcm = nil
     }
 
-    private static func configure(_ pcm: OpaquePointer?, _ request: PlaybackRequest) throws(ALSAError) -> PlaybackParameters {
+    /// Negotiates `request` on an open PCM: interleaved access, the first format of
+    /// `request.formats` it offers, channels, rate (resampling allowed), period and buffer; then
+    /// avail_min at one period and the start threshold at one period (`capture`: one frame, so
+    /// the first read starts the stream), and prepares it.
+    static func configure(_ pcm: OpaquePointer?, _ request: PlaybackRequest, capture: Bool = false) throws(ALSAError) -> PlaybackParameters {
         let name = request.device
         var hw: OpaquePointer?
         snd_pcm_hw_params_malloc(&hw)
@@ -164,12 +169,13 @@ public final class PCMPlayback: @unchecked Sendable {
         snd_pcm_sw_params_malloc(&sw)
         defer { snd_pcm_sw_params_free(sw) }
         try check(snd_pcm_sw_params_current(pcm, sw), name, "read software parameters")
-        try check(snd_pcm_sw_params_set_start_threshold(pcm, sw, period), name, "set start threshold")
+        let startThreshold = capture ? 1 : period
+        try check(snd_pcm_sw_params_set_start_threshold(pcm, sw, startThreshold), name, "set start threshold")
         try check(snd_pcm_sw_params_set_avail_min(pcm, sw, period), name, "set avail_min")
         try check(snd_pcm_sw_params(pcm, sw), name, "apply software parameters")
         try check(snd_pcm_prepare(pcm), name, "prepare")
         return PlaybackParameters(device: name, format: format, sampleRate: Int(rate), channels: Int(channels),
-                                  periodFrames: Int(period), bufferFrames: Int(buffer), startThreshold: Int(period))
+                                  periodFrames: Int(period), bufferFrames: Int(buffer), startThreshold: Int(startThreshold))
     }
 
     // MARK: Real-time thread
@@ -177,20 +183,23 @@ public final class PCMPlayback: @unchecked Sendable {
     /// Frames that can be written now without blocking, or a negative errno (-EPIPE after an xrun).
     @inline(__always)
     public func available() -> Int {
-        Int(snd_pcm_avail_update(pcm))
+        guard let pcm else { return -Int(EBADFD) }
+        return Int(snd_pcm_avail_update(pcm))
     }
 
     /// Waits until at least avail_min frames can be written, or `timeoutMilliseconds` pass.
     /// Returns 1 when ready, 0 on timeout, or a negative errno.
     @inline(__always)
     public func wait(timeoutMilliseconds: Int32) -> Int32 {
-        snd_pcm_wait(pcm, timeoutMilliseconds)
+        guard let pcm else { return -EBADFD }
+        return snd_pcm_wait(pcm, timeoutMilliseconds)
     }
 
     /// Converts `frames` interleaved float frames to the device format and writes them, blocking
     /// only when the buffer is full. Returns frames written or a negative errno (-EPIPE: xrun,
     /// -ESTRPIPE: suspended, -ENODEV: gone).
     public func write(_ samples: UnsafePointer<Float>, frames: Int) -> Int {
+        guard let pcm else { return -Int(EBADFD) }
         var done = 0
         while done < frames {
             let chunk = min(frames - done, maxFrames)
@@ -217,19 +226,21 @@ public final class PCMPlayback: @unchecked Sendable {
 
     /// Recovers from an xrun (-EPIPE) or a suspend (-ESTRPIPE); returns 0 or a negative errno.
     public func recover(_ error: Int32) -> Int32 {
-        snd_pcm_recover(pcm, error, 1)
+        guard let pcm else { return -EBADFD }
+        return snd_pcm_recover(pcm, error, 1)
     }
 
     /// Frames between what was written last and what the DAC plays now, or a negative errno.
     public func delay() -> Int {
+        guard let pcm else { return -Int(EBADFD) }
         var frames: snd_pcm_sframes_t = 0
         let result = snd_pcm_delay(pcm, &frames)
         return result < 0 ? Int(result) : Int(frames)
     }
 
     /// Stops at once, dropping what is buffered.
-    public func drop() { snd_pcm_drop(pcm) }
+    public func drop() { if let pcm { snd_pcm_drop(pcm) } }
 
     /// Plays what is buffered, then stops.
-    public func drain() { snd_pcm_drain(pcm) }
+    public func drain() { if let pcm { snd_pcm_drain(pcm) } }
 }

@@ -3,7 +3,7 @@ import SFXCore
 
 /// How long and how large a sound may be to become a cue (cues live in memory for their whole life).
 public struct CueLimits: Sendable, Hashable {
-    /// The longest cue, in seconds. Longer files are refused; stream them with `Player` instead.
+    /// The longest cue, in seconds. Longer files are refused (cues are held whole in memory).
     public var maximumDuration: Double
     /// The most memory one cue may take, in bytes: its frames at the decoder's format × its
     /// channels × 4 (32-bit float samples). 64 MB by default, room for 30 s of stereo at

@@ -17,6 +17,12 @@ final class SettingValidationTests: XCTestCase {
                 return XCTFail("\(error) is not a SettingError", file: file, line: line)
             }
             XCTAssertEqual(error.setting, setting, file: file, line: line)
+            // A value to switch on, not only a line.
+            switch error {
+            case .outOfRange(let named, _, let range):
+                XCTAssertEqual(named, setting, file: file, line: line)
+                XCTAssertTrue(range.hasPrefix(allowed), range, file: file, line: line)
+            }
             let message = error.description
             XCTAssertTrue(message.hasPrefix(setting + " "), message, file: file, line: line)
             XCTAssertTrue(message.contains("out of range: use " + allowed), message, file: file, line: line)
@@ -96,7 +102,7 @@ final class SettingValidationTests: XCTestCase {
         XCTAssertTrue(engine.waitUntilIdle(timeout: .seconds(5)))
     }
 
-    func testAPlayWithANumberOutOfRangeIsRejectedAtOnceNamingIt() throws {
+    func testAPlayWithANumberOutOfRangeIsRejectedNamingIt() throws {
         let setup = try EngineOnCard()
         defer { setup.close() }
         let engine = setup.engine
@@ -104,8 +110,14 @@ final class SettingValidationTests: XCTestCase {
         func rejection(_ play: (@escaping @Sendable (PlayOutcome) -> Void) -> Void) -> String? {
             let outcome = Mutex<PlayOutcome?>(nil)
             play { result in outcome.withLock { $0 = result } }
+            XCTAssertTrue(eventually { outcome.withLock { $0 } != nil })
             guard case .rejected(let why) = outcome.withLock({ $0 }) else { return nil }
-            return why
+            guard case .invalidSetting(let error) = why else {
+                XCTFail("\(why) is not an invalid setting")
+                return nil
+            }
+            XCTAssertEqual(why.description, error.description)
+            return why.description
         }
         let cases: [(String, (@escaping @Sendable (PlayOutcome) -> Void) -> Void)] = [
             ("volume nan is out of range: use a number from 0.0 to 16.0", { engine.play(tock, volume: .nan, completion: $0) }),

@@ -7,6 +7,12 @@ struct BenchOptions {
     /// `--load-rounds N`: only the xruns-under-load comparison, N interleaved rounds of sfx and
     /// the floor, to tell a difference from chance. Prints the rounds; writes no results.
     var loadRounds = 0
+    /// `--latency-rounds N`: only trigger→DAC latency of sfx and the floor at `latencyPeriod` × 3,
+    /// N interleaved rounds (sfx, then the floor), to compare two builds on a shared machine.
+    /// Prints the rounds; writes no results.
+    var latencyRounds = 0
+    /// `--period P` for `--latency-rounds` (sfx's default, 128, unless told).
+    var latencyPeriod = BenchOptions.defaultPeriod
     /// The compiled C clients: `floor`, `openal`, `sdlmixer`.
     var probes: URL
     /// Where `latest.json` and `latest.md` go.
@@ -38,7 +44,7 @@ struct BenchOptions {
     static let loadPeriods = [64, 128]
     static let cueCount = 100
 
-    static let usage = "usage: sfx-bench --probes DIR [--results DIR] [--quick] [--load-rounds N]"
+    static let usage = "usage: sfx-bench --probes DIR [--results DIR] [--quick] [--load-rounds N] [--latency-rounds N [--period P]]"
 
     init(arguments: [String]) throws {
         var probes: URL?
@@ -50,6 +56,9 @@ struct BenchOptions {
             case "--load-rounds":
                 guard let value = rest.popFirst(), let n = Int(value), n > 0 else { throw BenchError("--load-rounds needs a positive count; \(Self.usage)") }
                 loadRounds = n
+            case "--latency-rounds", "--period":
+                guard let value = rest.popFirst(), let n = Int(value), n > 0 else { throw BenchError("\(argument) needs a positive number; \(Self.usage)") }
+                if argument == "--period" { latencyPeriod = n } else { latencyRounds = n }
             case "--probes", "--results":
                 guard let value = rest.popFirst() else { throw BenchError("\(argument) needs a directory; \(Self.usage)") }
                 if argument == "--probes" { probes = URL(filePath: value) } else { results = URL(filePath: value) }
@@ -58,7 +67,7 @@ struct BenchOptions {
             }
         }
         guard let probes else { throw BenchError("--probes is missing (the directory Bench/run builds the C clients into); \(Self.usage)") }
-        for client in ["floor", "openal", "sdlmixer"] where !FileManager.default.isExecutableFile(atPath: probes.appending(path: client).path) {
+        for client in (latencyRounds > 0 ? ["floor"] : ["floor", "openal", "sdlmixer"]) where !FileManager.default.isExecutableFile(atPath: probes.appending(path: client).path) {
             throw BenchError("\(probes.path)/\(client) is missing; build the C clients with Bench/run")
         }
         self.probes = probes

@@ -72,6 +72,25 @@ func runLoadRounds(_ options: BenchOptions) throws {
     }
 }
 
+/// Interleaved rounds of sfx's and the floor's latency at one period, printed as they finish.
+func runLatencyRounds(_ options: BenchOptions) throws {
+    let scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-bench-\(getpid())", directoryHint: .isDirectory)
+    defer { try? FileManager.default.removeItem(at: scratch) }
+    let period = options.latencyPeriod
+    func line(_ round: Int, _ row: LatencyRow) -> String {
+        let d = row.milliseconds
+        return "round \(round)  \(row.client)  \(period)x\(BenchOptions.periodsPerBuffer)  p50 \(String(format: "%.3f", d.p50))"
+            + "  p95 \(String(format: "%.3f", d.p95))  p99 \(String(format: "%.3f", d.p99))  max \(String(format: "%.3f", d.max))"
+            + "  matched \(row.matched)/\(row.triggers)  xruns \(row.xruns)"
+    }
+    for round in 1...options.latencyRounds {
+        func emit(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
+        emit(line(round, try Latency.sfx(period: period, count: options.triggers, scratch: scratch, name: "sfx-\(period)-\(round)")))
+        emit(line(round, try Latency.client(.floor, period: period, count: options.triggers, label: "period \(period)",
+                                             options: options, scratch: scratch, name: "floor-\(period)-\(round)")))
+    }
+}
+
 do {
     if CommandLine.arguments.dropFirst().first == "--burst" {
         // The real-time thread's work bound alone (Burst.swift); needs no C clients.
@@ -83,6 +102,10 @@ do {
         exit(0)
     }
     let options = try BenchOptions(arguments: CommandLine.arguments)
+    if options.latencyRounds > 0 {
+        try runLatencyRounds(options)
+        exit(0)
+    }
     if options.loadRounds > 0 {
         try runLoadRounds(options)
         exit(0)

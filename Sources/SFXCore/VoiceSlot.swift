@@ -2,8 +2,8 @@ import Foundation
 
 /// One slot of the mixer's preallocated voice table: a cue being read, with its smoothed channel
 /// gains and its fade envelope. Plain data only, so the table can live in raw memory and be
-/// rendered without reference counting.
-struct Voice {
+/// rendered without reference counting. (The public handle to a play is SFX's `Voice`.)
+struct VoiceSlot {
     enum Phase: UInt8 {
         /// The slot is empty.
         case free

@@ -1,0 +1,147 @@
+import Glibc
+
+/// A playback device with no hardware behind it: it consumes frames by CLOCK_MONOTONIC at its
+/// rate, as a DAC would, and throws them away. The engine plays on it while its real device is
+/// lost (so voices end and completions arrive on time), and any engine can open it by name
+/// (`PlaybackRequest(device: "null")`) to run without sound.
+///
+/// It takes the request's numbers as they are (FLOAT_LE, the rate, channels, period and buffer
+/// asked for). The stream starts when a period has been written (the start threshold) and
+/// plays from that moment; `wait` sleeps until a period of the buffer has been consumed. It
+/// never underruns: a stream left to run dry simply stops, and starts again with the next
+/// period written. Its real-time calls only read the clock and sleep (`clock_nanosleep`).
+public final class NullPlaybackDevice: PlaybackDevice, @unchecked Sendable {
+    /// The device name that opens it through `SystemPlaybackDevices`.
+    public static let name = "null"
+
+    public let parameters: PlaybackParameters
+    private let rate: Int64
+    private let bufferFrames: Int64
+    private let periodFrames: Int64
+    /// Whether the stream is consuming (from `startNanoseconds`, CLOCK_MONOTONIC).
+    private var running = false
+    private var startNanoseconds: Int64 = 0
+    /// Frames written since the stream (re)started.
+    private var writtenFrames: Int64 = 0
+    private var closed = false
+
+    /// Checks the request's numbers and takes them as the parameters.
+    public init(_ request: PlaybackRequest) throws(ALSAError) {
+        if let bad = request.invalidSetting {
+            throw ALSAError(device: Self.name, operation: "ask for \(bad.setting) \(bad.value) (allowed: \(bad.allowed))", code: -EINVAL)
+        }
+        parameters = PlaybackParameters(device: Self.name, format: .float32, sampleRate: request.sampleRate,
+                                        channels: request.channels, periodFrames: request.periodFrames,
+                                        bufferFrames: request.periodFrames * request.periodCount,
+                                        startThreshold: request.periodFrames)
+        rate = Int64(request.sampleRate)
+        bufferFrames = Int64(parameters.bufferFrames)
+        periodFrames = Int64(parameters.periodFrames)
+    }
+
+    // MARK: Real-time calls
+
+    public func wait(timeoutMilliseconds: Int32) -> Int32 {
+        guard !closed else { return -EBADFD }
+        let now = Self.now()
+        let room = bufferFrames - filled(at: now)
+        if room >= periodFrames { return 1 }
+        let due = nanoseconds(ofFrame: played(at: now) + periodFrames - room)
+        let limit = now + Int64(max(0, timeoutMilliseconds)) * 1_000_000
+        if due > limit {
+            Self.sleep(until: limit)
+            return 0
+        }
+        Self.sleep(until: due)
+        return 1
+    }
+
+    public func available() -> Int {
+        guard !closed else { return -Int(EBADFD) }
+        return Int(bufferFrames - filled(at: Self.now()))
+    }
+
+    public func write(_ samples: UnsafePointer<Float>, frames: Int) -> Int {
+        guard !closed else { return -Int(EBADFD) }
+        var left = Int64(frames)
+        while left > 0 {
+            let now = Self.now()
+            let room = bufferFrames - filled(at: now)
+            if room == 0 {
+                Self.sleep(until: nanoseconds(ofFrame: played(at: now) + min(left, periodFrames)))
+                continue
+            }
+            let chunk = min(room, left)
+            writtenFrames += chunk
+            left -= chunk
+            if !running, writtenFrames >= periodFrames {
+                running = true
+                startNanoseconds = now
+            }
+        }
+        return frames
+    }
+
+    public func recover(_ error: Int32) -> Int32 { closed ? -EBADFD : 0 }
+
+    public func delay() -> Int {
+        guard !closed else { return -Int(EBADFD) }
+        return Int(filled(at: Self.now()))
+    }
+
+    // MARK: Ordinary threads
+
+    public func drain() {
+        guard !closed, writtenFrames > 0 else { return }
+        if !running {
+            running = true
+            startNanoseconds = Self.now()
+        }
+        Self.sleep(until: nanoseconds(ofFrame: writtenFrames))
+        drop()
+    }
+
+    public func drop() {
+        running = false
+        writtenFrames = 0
+    }
+
+    public func close() {
+        drop()
+        closed = true
+    }
+
+    // MARK: The clock
+
+    /// Frames the DAC has consumed of the running stream at `now`.
+    private func played(at now: Int64) -> Int64 {
+        guard running else { return 0 }
+        let elapsed = max(0, now - startNanoseconds)
+        return elapsed / 1_000_000_000 * rate + elapsed % 1_000_000_000 * rate / 1_000_000_000
+    }
+
+    /// Frames written and not yet consumed; a stream that ran dry stops here.
+    private func filled(at now: Int64) -> Int64 {
+        let left = writtenFrames - played(at: now)
+        guard running, left <= 0 else { return running ? left : writtenFrames }
+        running = false
+        writtenFrames = 0
+        return 0
+    }
+
+    /// When frame `frame` of the running stream reaches the DAC (CLOCK_MONOTONIC ns, rounded up).
+    private func nanoseconds(ofFrame frame: Int64) -> Int64 {
+        startNanoseconds + frame / rate * 1_000_000_000 + (frame % rate * 1_000_000_000 + rate - 1) / rate
+    }
+
+    private static func now() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
+    private static func sleep(until deadline: Int64) {
+        var when = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &when, nil) == EINTR {}
+    }
+}
