@@ -23,33 +23,21 @@ func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
         report.latency.append(try Latency.client(.floor, period: period, count: options.triggers, label: "period \(period)",
                                                  options: options, scratch: scratch, name: "floor-\(period)"))
     }
-    stage("sfx's smallest stable setting below three periods of 32")
-    if let smallest = try Latency.sfxSmallestStable(options: options, scratch: scratch) {
-        report.latency.append(smallest)
-    }
     for peer in [Peer.openAL, .sdlMixer] {
-        stage("latency of \(peer.displayName) at its default and its smallest stable period")
+        stage("latency of \(peer.displayName) at its default")
         report.latency.append(try Latency.client(peer, period: nil, count: options.triggers, label: "default",
                                                  options: options, scratch: scratch, name: "\(peer.executable)-default"))
-        let smallest = try Latency.peerSmallestStable(peer, options: options, scratch: scratch)
-        report.smallestStablePeriod[peer.displayName] = smallest.requestedPeriod
-        report.latency.append(smallest)
+    }
+    for client in StableClient.all {
+        stage("smallest stable setting of \(client.displayName) (\(options.stableRuns) consecutive clean runs of \(options.triggers))")
+        let result = try Latency.smallestStable(client, options: options, scratch: scratch)
+        report.stable.append(result)
+        if let row = result.row { report.latency.append(row) }
     }
 
-    stage("CPU of the floor playing silence: the card's own cost")
-    report.cpu.append(try Cost.clientCPU(.floor, voices: 1, options: options, scratch: scratch))
-    // Every voice count once, then the two the per-voice goal reads (K = 1 and 256) again, in
-    // turn, so that each of those figures is a median of `cpuRepeats` windows.
-    let rounds = [BenchOptions.voiceCounts] + Array(repeating: BenchOptions.marginalCounts, count: options.cpuRepeats - 1)
-    for (round, counts) in rounds.enumerated() {
-        for voices in counts {
-            stage("CPU with \(voices) voices\(round > 0 ? ", again (\(round + 1) of \(options.cpuRepeats))" : "")")
-            report.cpu.append(try Cost.sfxCPU(voices: voices, options: options, scratch: scratch))
-            for peer in [Peer.openAL, .sdlMixer] {
-                report.cpu.append(try Cost.clientCPU(peer, voices: voices, options: options, scratch: scratch))
-            }
-        }
-    }
+    let cpu = try Cost.cpuWindows(options: options, scratch: scratch, progress: stage)
+    report.cpu = cpu.rows
+    report.cpuLimits = cpu.limits
     stage("offline render speed")
     report.offlineVoices = 256
     report.offlineAudioSecondsPerCPUSecond = try Cost.offlineSpeed(voices: report.offlineVoices, options: options)
@@ -57,7 +45,7 @@ func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
     stage("xruns with both cores loaded, \(Int(options.loadSeconds)) s a client and period")
     report.underLoad = try Cost.xrunsUnderLoad(options: options, scratch: scratch)
 
-    report.judge()
+    report.analyse()
     return report
 }
 
@@ -87,11 +75,16 @@ do {
         try runLoadRounds(options)
         exit(0)
     }
-    let report = try runBenchmark(options)
-    let table = report.markdown()
+    var runs: [BenchReport] = []
+    for run in 1...options.repeatCount {
+        if options.repeatCount > 1 { stage("run \(run) of \(options.repeatCount)") }
+        runs.append(try runBenchmark(options))
+    }
+    let (table, json) = runs.count == 1 ? (runs[0].markdown(), try runs[0].json())
+        : (RepeatReport(runs: runs).markdown(), try RepeatReport(runs: runs).json())
     print(table, terminator: "")
     try FileManager.default.createDirectory(at: options.results, withIntermediateDirectories: true)
-    try report.json().write(to: options.results.appending(path: "latest.json"))
+    try json.write(to: options.results.appending(path: "latest.json"))
     try Data(table.utf8).write(to: options.results.appending(path: "latest.md"))
 } catch {
     FileHandle.standardError.write(Data("sfx-bench: \(error)\n".utf8))
