@@ -223,8 +223,11 @@ struct LatencyRun {
     /// No xrun, and every click heard once.
     var clean: Bool { log.xruns == 0 && unmatchedTriggers == 0 && unmatchedOnsets == 0 }
 
+    /// "2 xruns, 1 unmatched onset": what kept the run from being clean.
     var problems: String {
-        "\(log.xruns) xrun\(log.xruns == 1 ? "" : "s"), \(unmatchedTriggers) unheard, \(unmatchedOnsets) unmatched onsets"
+        func count(_ n: Int, _ what: String) -> String? { n == 0 ? nil : "\(n) \(what)\(n == 1 ? "" : "s")" }
+        let parts = [count(log.xruns, "xrun"), count(unmatchedTriggers, "unheard click"), count(unmatchedOnsets, "unmatched onset")].compactMap { $0 }
+        return parts.isEmpty ? "clean" : parts.joined(separator: ", ")
     }
 }
 

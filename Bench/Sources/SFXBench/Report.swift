@@ -10,6 +10,8 @@ struct BenchReport: Codable {
         var kernel: String
         var date: String
         var command: String
+        /// Wall time of the whole run, filled in at its end.
+        var minutes = 0.0
 
         static func current(command: String) -> Machine {
             let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""

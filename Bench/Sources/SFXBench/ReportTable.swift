@@ -9,7 +9,7 @@ extension BenchReport {
         var lines = ["# sfx benchmark\(quick ? " (smoke test)" : "")", ""]
         if quick { lines += [Self.smokeTestNotice, ""] }
         lines += [
-            "Machine: \(machine.cpu), \(machine.cores) cores, Linux \(machine.kernel); \(machine.date)",
+            "Machine: \(machine.cpu), \(machine.cores) cores, Linux \(machine.kernel); \(machine.date); the run took \(format(machine.minutes, digits: 1)) minutes",
             "Command: `\(machine.command)`",
             "Card: sfx virtual card (`sfxcard`, behind ALSA plug), 48 kHz stereo; period/buffer in frames as the card's hw_params logged them.",
         ]
@@ -124,7 +124,7 @@ extension BenchReport {
             lines.append("| \(fit.client) | \(fit.windows) | \(idle) | \(aboveFloor) | \(CPUFit.microseconds(fit.slope, fit.slopeInterval)) | \(ratio) | \(format(fit.fit.residualVariance.squareRoot() * 100, digits: 3)) |")
         }
         if let baseline, let setting = cpu.first(where: { $0.client == Peer.floor.displayName })?.setting {
-            lines += ["", "Floor: the floor client playing silence at \(setting.text), \(baseline.count) windows: \(CPUFit.percent(baseline.mean, baseline.interval(level: CPUFit.level))) % of a core — the virtual card's own work (it consumes and times every frame in the client's process, as hardware would by DMA) and ALSA's write path, paid by every client at its period."]
+            lines += ["", "Floor: the floor client playing silence at \(setting.text), \(baseline.count) window\(baseline.count == 1 ? "" : "s"): \(CPUFit.percent(baseline.mean, baseline.interval(level: CPUFit.level))) % of a core — the virtual card's own work (it consumes and times every frame in the client's process, as hardware would by DMA) and ALSA's write path, paid by every client at its period."]
         }
         lines += ["", "sfx offline render (OfflineMix), \(offlineVoices) looping voices: \(format(offlineAudioSecondsPerCPUSecond, digits: 1)) s of audio per CPU second."]
         return lines

@@ -12,6 +12,7 @@ func stage(_ name: String) {
 func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
     let scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-bench-\(getpid())", directoryHint: .isDirectory)
     defer { try? FileManager.default.removeItem(at: scratch) }
+    let start = Meter.now()
     var report = BenchReport(machine: .current(command: options.command), quick: options.quick)
 
     stage("preload of \(BenchOptions.cueCount) cues")
@@ -46,6 +47,7 @@ func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
     report.underLoad = try Cost.xrunsUnderLoad(options: options, scratch: scratch)
 
     report.analyse()
+    report.machine.minutes = Double(Meter.now() - start) / 60e9
     return report
 }
 
