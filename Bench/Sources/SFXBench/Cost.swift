@@ -24,7 +24,7 @@ enum Cost {
         let clients: [Peer?] = [nil, .openAL, .sdlMixer]
         var jobs: [(client: Peer?, voices: Int)] = clients.flatMap { client in BenchOptions.voiceCounts.map { (client, $0) } }
         jobs.append((.floor, 1))
-        var rows: [CPURow] = [], limits: [String: String] = [:]
+        var rows: [CPURow] = [], limits: [String: String] = [:], refusedAt: [String: Int] = [:]
         var state: UInt64 = 0x5EED
         for window in 0..<options.cpuWindows {
             var order = jobs
@@ -34,7 +34,7 @@ enum Cost {
             }
             for (index, job) in order.enumerated() {
                 let name = job.client?.displayName ?? "sfx"
-                if let refused = limits[name], let limit = Int(refused.prefix { $0.isNumber }), job.voices >= limit { continue }
+                if let limit = refusedAt[name], job.voices >= limit { continue }
                 progress("CPU window \(window + 1) of \(options.cpuWindows), \(index + 1) of \(order.count): \(name), K=\(job.voices)")
                 do {
                     var row = try job.client.map { try clientCPU($0, voices: job.voices, options: options, scratch: scratch) }
@@ -43,6 +43,7 @@ enum Cost {
                     rows.append(row)
                 } catch where job.voices > 1 {
                     limits[name] = "\(job.voices) voices refused: \(error)"
+                    refusedAt[name] = job.voices
                     rows.removeAll { $0.client == name && $0.voices >= job.voices }
                 }
             }

@@ -127,7 +127,7 @@ struct BenchReport: Codable {
             let difference = at256.minus(floorInterval)
             let point = sfx.value(at: 256) - baseline.mean
             goals.append(Goal(goal: above,
-                              figures: "\(format(point * 100)) % [\(format(difference.low * 100)), \(format(difference.high * 100))] (fit at K=256 \(format(sfx.value(at: 256) * 100)) %, floor \(format(baseline.mean * 100)) %)",
+                              figures: "\(CPUFit.percent(point, difference)) % (fit at K=256 \(format(sfx.value(at: 256) * 100)) %, floor \(format(baseline.mean * 100)) %)",
                               verdict: .atMost(difference, 0.02)))
         } else {
             goals.append(Goal(goal: above, figures: "a fit or the floor's windows are missing", verdict: .notJudged))
