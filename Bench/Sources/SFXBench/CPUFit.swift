@@ -67,9 +67,10 @@ struct CPUFit: Codable {
         "\(format(value * 1e6, digits: 2)) [\(format(interval.low * 1e6, digits: 2)), \(format(interval.high * 1e6, digits: 2))]\(flag(value, interval))"
     }
 
-    static func percent(_ value: Double, _ interval: Interval?) -> String {
-        guard let interval else { return "\(format(value * 100, digits: 3)) (one window: no interval)" }
-        return "\(format(value * 100, digits: 3)) [\(format(interval.low * 100, digits: 3)), \(format(interval.high * 100, digits: 3))]\(flag(value, interval))"
+    /// "2.337 [1.514, 3.159] %" of a core (`unit` after the figures, before any flag).
+    static func percent(_ value: Double, _ interval: Interval?, unit: String = "") -> String {
+        guard let interval else { return "\(format(value * 100, digits: 3))\(unit) (one window: no interval)" }
+        return "\(format(value * 100, digits: 3)) [\(format(interval.low * 100, digits: 3)), \(format(interval.high * 100, digits: 3))]\(unit)\(flag(value, interval))"
     }
 
     /// A cost that is negative, or whose interval reaches zero, is noise, not a cost: say so.

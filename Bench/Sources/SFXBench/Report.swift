@@ -33,6 +33,8 @@ struct BenchReport: Codable {
 
     var machine: Machine
     var quick: Bool
+    /// The smallest-stable rule as this run applied it, for the table.
+    var stableRule = ""
     var latency: [LatencyRow] = []
     /// Every client's search for its smallest stable setting (the found one is also in `latency`).
     var stable: [StableResult] = []
@@ -127,7 +129,7 @@ struct BenchReport: Codable {
             let difference = at256.minus(floorInterval)
             let point = sfx.value(at: 256) - baseline.mean
             goals.append(Goal(goal: above,
-                              figures: "\(CPUFit.percent(point, difference)) % (fit at K=256 \(format(sfx.value(at: 256) * 100)) %, floor \(format(baseline.mean * 100)) %)",
+                              figures: "\(CPUFit.percent(point, difference, unit: " %")) (fit at K=256 \(format(sfx.value(at: 256) * 100)) %, floor \(format(baseline.mean * 100)) %)",
                               verdict: .atMost(difference, 0.02)))
         } else {
             goals.append(Goal(goal: above, figures: "a fit or the floor's windows are missing", verdict: .notJudged))

@@ -70,7 +70,7 @@ extension BenchReport {
     private func stableLines() -> [String] {
         var lines = [
             "", "## Smallest stable setting", "",
-            "Rule, the same for every client: settings of \(BenchOptions.stablePeriods.map(String.init).joined(separator: ", ")) frames × 2 and × 3 periods, smallest buffer first; a trial of \(quick ? 15 : 40) triggers that is not clean drops a setting; a setting is stable after 3 consecutive clean runs of \(quick ? 50 : 200) triggers (no xrun, every click heard once), and dropped at its first run that is not clean. OpenAL Soft starts at 64 frames (its minimum period_size); SDL_mixer is offered 2 periods only (SDL's ALSA driver takes the fewest the device allows, and its API cannot ask for 3).",
+            stableRule,
             "",
             "| client | smallest stable | p50 ms | p95 ms | search |", "|---|---|---:|---:|---|",
         ]
@@ -124,7 +124,7 @@ extension BenchReport {
             lines.append("| \(fit.client) | \(fit.windows) | \(idle) | \(aboveFloor) | \(CPUFit.microseconds(fit.slope, fit.slopeInterval)) | \(ratio) | \(format(fit.fit.residualVariance.squareRoot() * 100, digits: 3)) |")
         }
         if let baseline, let setting = cpu.first(where: { $0.client == Peer.floor.displayName })?.setting {
-            lines += ["", "Floor: the floor client playing silence at \(setting.text), \(baseline.count) window\(baseline.count == 1 ? "" : "s"): \(CPUFit.percent(baseline.mean, baseline.interval(level: CPUFit.level))) % of a core — the virtual card's own work (it consumes and times every frame in the client's process, as hardware would by DMA) and ALSA's write path, paid by every client at its period."]
+            lines += ["", "Floor: the floor client playing silence at \(setting.text), \(baseline.count) window\(baseline.count == 1 ? "" : "s"): \(CPUFit.percent(baseline.mean, baseline.interval(level: CPUFit.level), unit: " %")) of a core — the virtual card's own work (it consumes and times every frame in the client's process, as hardware would by DMA) and ALSA's write path, paid by every client at its period."]
         }
         lines += ["", "sfx offline render (OfflineMix), \(offlineVoices) looping voices: \(format(offlineAudioSecondsPerCPUSecond, digits: 1)) s of audio per CPU second."]
         return lines

@@ -14,6 +14,7 @@ func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
     defer { try? FileManager.default.removeItem(at: scratch) }
     let start = Meter.now()
     var report = BenchReport(machine: .current(command: options.command), quick: options.quick)
+    report.stableRule = "Rule, the same for every client: settings of \(BenchOptions.stablePeriods.map(String.init).joined(separator: ", ")) frames × 2 and × 3 periods, smallest buffer first; a trial of \(options.trialTriggers) triggers that is not clean drops a setting; a setting is stable after \(options.stableRuns) consecutive clean runs of \(options.triggers) triggers (no xrun, every click heard once), and dropped at its first run that is not clean. OpenAL Soft starts at 64 frames (its minimum period_size); SDL_mixer is offered 2 periods only (SDL's ALSA driver takes the fewest the device allows, and its API cannot ask for 3)."
 
     stage("preload of \(BenchOptions.cueCount) cues")
     report.preload = try Cost.preload(count: BenchOptions.cueCount, scratch: scratch)
