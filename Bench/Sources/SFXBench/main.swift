@@ -4,9 +4,13 @@ import Foundation
 // SDL_mixer and a raw-ALSA floor client, all on sfx's virtual sound card. Run it through
 // Bench/run, which installs the peers, builds everything and passes --probes; see Bench/README.md.
 
-/// Prints a stage's name as it starts, so a long run shows where it is.
+let processStart = Meter.now()
+
+/// Prints a stage's name as it starts, with the minutes since the benchmark started, so a long
+/// run shows where it is and how long each stage takes.
 func stage(_ name: String) {
-    FileHandle.standardError.write(Data("sfx-bench: \(name)\n".utf8))
+    let minutes = Double(Meter.now() - processStart) / 60e9
+    FileHandle.standardError.write(Data("sfx-bench: \(format(minutes, digits: 1)) min: \(name)\n".utf8))
 }
 
 func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
