@@ -85,7 +85,9 @@ let package = Package(
         .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport"]),
         .executableTarget(name: "SFXMakeSounds", dependencies: ["SFXSoundDesign"]),
         // The benchmarks: sfx beside OpenAL Soft, SDL_mixer and a raw-ALSA floor (Bench/run).
-        .executableTarget(name: "SFXBench", dependencies: ["SFX", "SFXCardSupport"], path: "Bench/Sources/SFXBench"),
+        .executableTarget(name: "SFXBench", dependencies: ["SFX", "SFXCardSupport", "SFXBenchMethod"], path: "Bench/Sources/SFXBench"),
+        // The benchmark's statistics and rules, pure functions (Bench/Tests/SFXBenchMethodTests).
+        .target(name: "SFXBenchMethod", path: "Bench/Sources/SFXBenchMethod"),
 
         // Damaged sound files of every format, for as long as you like (Tests/Fuzz/main.swift).
         .executableTarget(name: "SFXFuzz", dependencies: ["SFXMedia"], path: "Tests/Fuzz"),
@@ -105,5 +107,6 @@ let package = Package(
         // The C API from C: script/install into a temporary prefix, C programs built with its
         // pkg-config file and run on the virtual card; sfx.h as C99 and C++17.
         .testTarget(name: "SFXCAPITests", dependencies: ["SFXCardSupport"], exclude: ["C"]),
+        .testTarget(name: "SFXBenchMethodTests", dependencies: ["SFXBenchMethod"], path: "Bench/Tests/SFXBenchMethodTests"),
     ]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import SFX
+import SFXBenchMethod
 
 /// What mixing, loading and surviving load cost: CPU per second of audio with K looping voices,
 /// offline render speed, preload time and memory, and xruns with both cores busy.
@@ -11,6 +12,44 @@ enum Cost {
     }
 
     // MARK: CPU per second of audio
+
+    /// Every client's CPU windows: `options.cpuWindows` rounds, each a window per client and voice
+    /// count plus two of the floor playing silence (the card's own cost), in an order shuffled
+    /// afresh each round (a seeded generator, so runs repeat), so that a change in the machine's
+    /// load falls on every client and voice count rather than on whichever came last.
+    /// A client that cannot start K voices is measured up to the largest K it takes; the
+    /// refusal is returned beside the rows.
+    static func cpuWindows(options: BenchOptions, scratch: URL, progress: (String) -> Void)
+        throws -> (rows: [CPURow], limits: [String: String]) {
+        let clients: [Peer?] = [nil, .openAL, .sdlMixer]
+        var jobs: [(client: Peer?, voices: Int)] = clients.flatMap { client in BenchOptions.voiceCounts.map { (client, $0) } }
+        jobs += [(.floor, 1), (.floor, 1)]
+        var rows: [CPURow] = [], limits: [String: String] = [:], refusedAt: [String: Int] = [:]
+        var state: UInt64 = 0x5EED
+        for window in 0..<options.cpuWindows {
+            var order = jobs
+            for i in stride(from: order.count - 1, to: 0, by: -1) {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                order.swapAt(i, Int((state >> 33) % UInt64(i + 1)))
+            }
+            for (index, job) in order.enumerated() {
+                let name = job.client?.displayName ?? "sfx"
+                if let limit = refusedAt[name], job.voices >= limit { continue }
+                progress("CPU window \(window + 1) of \(options.cpuWindows), \(index + 1) of \(order.count): \(name), K=\(job.voices)")
+                do {
+                    var row = try job.client.map { try clientCPU($0, voices: job.voices, options: options, scratch: scratch) }
+                        ?? sfxCPU(voices: job.voices, options: options, scratch: scratch)
+                    row.window = window
+                    rows.append(row)
+                } catch where job.voices > 1 {
+                    limits[name] = "\(job.voices) voices refused: \(error)"
+                    refusedAt[name] = job.voices
+                    rows.removeAll { $0.client == name && $0.voices >= job.voices }
+                }
+            }
+        }
+        return (rows, limits)
+    }
 
     /// sfx at its default period with `voices` looping voices: process CPU seconds per wall second.
     static func sfxCPU(voices: Int, options: BenchOptions, scratch: URL) throws -> CPURow {
@@ -160,6 +199,8 @@ final class CPULoad {
 struct CPURow: Codable {
     var client: String
     var voices: Int
+    /// The round of `Cost.cpuWindows` this window belongs to.
+    var window = 0
     /// CPU seconds per second of audio: 0.01 is 1 % of one core.
     var coreShare: Double
     var setting: Setting?

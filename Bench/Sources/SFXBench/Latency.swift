@@ -1,5 +1,6 @@
 import Foundation
 import SFX
+import SFXBenchMethod
 
 /// Trigger→DAC latency: a short click started at random times, each start's CLOCK_MONOTONIC
 /// time taken just before the call that starts it, matched with the card's onset log (the
@@ -50,9 +51,9 @@ enum Latency {
         return (latencies, matched.filter { !$0 }.count, extra)
     }
 
-    /// Triggers `count` clicks of sfx at `period` × 3 on a fresh card.
-    static func sfx(period: Int, periods: Int = BenchOptions.periodsPerBuffer, count: Int, scratch: URL,
-                    name: String, label: String? = nil) throws -> LatencyRow {
+    /// Triggers `count` clicks of sfx at `period` × `periods` on a fresh card.
+    static func sfxRun(period: Int, periods: Int = BenchOptions.periodsPerBuffer, count: Int, scratch: URL,
+                       name: String) throws -> LatencyRun {
         let run = try CardRun(scratch: scratch, name: name)
         defer { run.remove() }
         let engine = try SfxOnCard.engine(run, period: period, periods: periods)
@@ -69,74 +70,176 @@ enum Latency {
         }
         Meter.sleep(seconds: gaps.max / 1000 + 0.1)
         engine.close()
-        return LatencyRow(client: "sfx", label: label ?? "period \(period)", requestedPeriod: period,
-                          triggers: triggers, log: try run.log())
+        return LatencyRun(triggers: triggers, log: try run.log())
     }
 
-    /// sfx's smallest stable setting below the three-period buffers of the main table, found by
-    /// the same rule as the peers' (`smallestStable`); nil when none of `sfxTrials` is stable.
-    static func sfxSmallestStable(options: BenchOptions, scratch: URL) throws -> LatencyRow? {
-        try smallestStable(sfxTrials, options: options) { setting, count, purpose in
-            try sfx(period: setting.0, periods: setting.1, count: count, scratch: scratch,
-                    name: "sfx-\(purpose)-\(setting.0)x\(setting.1)", label: "smallest stable (\(setting.0) × \(setting.1))")
-        }
+    static func sfx(period: Int, periods: Int = BenchOptions.periodsPerBuffer, count: Int, scratch: URL,
+                    name: String) throws -> LatencyRow {
+        LatencyRow(client: "sfx", label: "period \(period)", requestedPeriod: period,
+                   runs: [try sfxRun(period: period, periods: periods, count: count, scratch: scratch, name: name)])
     }
 
-    /// The rule for every client's smallest stable setting: the first candidate (smallest first)
-    /// whose short trial, then whose full run, had no xrun and heard every click. A full run
-    /// that xruns moves on to the next candidate, so a lucky trial does not stand for the setting.
-    static func smallestStable<Setting>(_ candidates: [Setting], options: BenchOptions,
-                                        measure: (Setting, Int, String) throws -> LatencyRow) throws -> LatencyRow? {
-        func clean(_ row: LatencyRow?) -> Bool {
-            guard let row else { return false }
-            return row.xruns == 0 && row.unmatchedTriggers == 0 && row.unmatchedOnsets == 0
-        }
-        for candidate in candidates where clean(try? measure(candidate, options.trialTriggers, "trial")) {
-            let full = try measure(candidate, options.triggers, "full")
-            if clean(full) { return full }
-        }
-        return nil
-    }
-
-    /// Settings tried for sfx's smallest stable one, smallest buffer first: (period, periods).
-    static let sfxTrials = [(16, 2), (16, 3), (32, 2)]
-
-    /// Triggers `count` clicks of a C client (`floor`, `openal`, `sdlmixer`) on a fresh card.
-    static func client(_ peer: Peer, period: Int?, count: Int, label: String, options: BenchOptions,
-                       scratch: URL, name: String) throws -> LatencyRow {
+    /// Triggers `count` clicks of a C client (`floor`, `openal`, `sdlmixer`) on a fresh card, at
+    /// `period` × `periods` (`periods` nil: the client's own count), or at its defaults.
+    static func clientRun(_ peer: Peer, period: Int?, periods: Int? = nil, count: Int, options: BenchOptions,
+                          scratch: URL, name: String) throws -> LatencyRun {
         let run = try CardRun(scratch: scratch, name: name)
         defer { run.remove() }
-        let gaps = gaps(period: period ?? peer.defaultPeriod, periods: peer.periods)
+        let periods = periods ?? peer.periods
+        let gaps = gaps(period: period ?? peer.defaultPeriod, periods: period == nil ? peer.defaultPeriods : periods)
         var arguments = ["--count", "\(count)", "--min-gap-ms", "\(gaps.min)", "--max-gap-ms", "\(gaps.max)",
                          "--seed", "\(period ?? 1)"]
-        if let period { arguments += ["--period", "\(period)", "--periods", "\(peer.periods)"] }
+        if let period { arguments += ["--period", "\(period)", "--periods", "\(periods)"] }
         let output = try run.runClient(options.probes.appending(path: peer.executable), arguments,
-                                       environment: try peer.environment(run, period: period))
+                                       environment: try peer.environment(run, period: period, periods: periods))
         let triggers = output.split(separator: "\n").compactMap { UInt64($0) }
-        return LatencyRow(client: peer.displayName, label: label, requestedPeriod: period,
-                          triggers: triggers, log: try run.log())
+        return LatencyRun(triggers: triggers, log: try run.log())
     }
 
-    /// A peer's smallest stable period (`smallestStable` over `peer.trialPeriods`), measured in
-    /// full; its largest trial period, measured as it comes, when none is stable.
-    static func peerSmallestStable(_ peer: Peer, options: BenchOptions, scratch: URL) throws -> LatencyRow {
-        let measure = { (period: Int, count: Int, purpose: String) throws -> LatencyRow in
-            try client(peer, period: period, count: count, label: "smallest stable (\(period))", options: options,
-                       scratch: scratch, name: "\(peer.executable)-\(purpose)-\(period)")
+    static func client(_ peer: Peer, period: Int?, count: Int, label: String, options: BenchOptions,
+                       scratch: URL, name: String) throws -> LatencyRow {
+        LatencyRow(client: peer.displayName, label: label, requestedPeriod: period,
+                   runs: [try clientRun(peer, period: period, count: count, options: options, scratch: scratch, name: name)])
+    }
+
+    /// A client's smallest stable setting by `StableSearch`'s rule, the same for every client:
+    /// its candidates (`StableClient.candidates`) smallest buffer first; a trial of
+    /// `options.trialTriggers` that is not clean drops a candidate; otherwise it is stable after
+    /// `options.stableRuns` consecutive clean runs of `options.triggers`, and dropped at the first
+    /// run that is not clean. The row pools the stable setting's clean runs.
+    static func smallestStable(_ client: StableClient, options: BenchOptions, scratch: URL) throws -> StableResult {
+        var serial = 0
+        func measure(_ candidate: StableCandidate, _ count: Int, _ purpose: String) throws -> LatencyRun {
+            serial += 1
+            let name = "\(client.executable)-\(purpose)-\(candidate.period)x\(candidate.periods)-\(serial)"
+            switch client {
+            case .sfx: return try sfxRun(period: candidate.period, periods: candidate.periods, count: count, scratch: scratch, name: name)
+            case .peer(let peer): return try clientRun(peer, period: candidate.period, periods: candidate.periods, count: count,
+                                                       options: options, scratch: scratch, name: name)
+            }
         }
-        if let row = try smallestStable(peer.trialPeriods, options: options, measure: measure) { return row }
-        let largest = peer.trialPeriods.last!
-        return try measure(largest, options.triggers, "full")
+        var lastUnclean: [String: String] = [:]
+        // A client that fails to open a setting has not played it cleanly.
+        func attempt(_ candidate: StableCandidate, _ count: Int, _ purpose: String) -> LatencyRun? {
+            do { return try measure(candidate, count, purpose) } catch {
+                lastUnclean[candidate.text] = "failed: \(error)"
+                return nil
+            }
+        }
+        let search = StableSearch.first(
+            client.candidates, needed: options.stableRuns,
+            trial: { candidate in
+                guard let run = attempt(candidate, options.trialTriggers, "trial") else { return false }
+                if !run.clean { lastUnclean[candidate.text] = run.problems }
+                return run.clean
+            },
+            run: { candidate -> LatencyRun? in
+                let run = attempt(candidate, options.triggers, "full")
+                if let run, !run.clean { lastUnclean[candidate.text] = run.problems }
+                return run
+            },
+            clean: { $0?.clean == true })
+        let attempts = search.attempts.map { attempt -> String in
+            let what = attempt.candidate.text
+            if attempt.stable { return "\(what): \(attempt.cleanRuns) clean runs: stable" }
+            let problem = lastUnclean[what] ?? "not clean"
+            if attempt.trialRejected { return "\(what): trial \(problem)" }
+            return "\(what): \(attempt.cleanRuns) clean run\(attempt.cleanRuns == 1 ? "" : "s"), then \(problem)"
+        }
+        guard let stable = search.stable else {
+            return StableResult(client: client.displayName, row: nil, attempts: attempts)
+        }
+        let row = LatencyRow(client: client.displayName, label: StableResult.label, requestedPeriod: stable.candidate.period,
+                             runs: stable.runs.compactMap { $0 })
+        return StableResult(client: client.displayName, row: row, attempts: attempts)
     }
 }
 
-/// One latency measurement: who, at what setting, and the distribution.
+/// One setting offered in the smallest-stable search.
+struct StableCandidate {
+    var period: Int
+    var periods: Int
+    var text: String { "\(period) × \(periods)" }
+}
+
+/// A client of the smallest-stable search: sfx in this process, or a C client.
+enum StableClient {
+    case sfx
+    case peer(Peer)
+
+    static let all: [StableClient] = [.sfx, .peer(.floor), .peer(.openAL), .peer(.sdlMixer)]
+
+    var displayName: String {
+        switch self {
+        case .sfx: "sfx"
+        case .peer(let peer): peer.displayName
+        }
+    }
+
+    var executable: String {
+        switch self {
+        case .sfx: "sfx"
+        case .peer(let peer): peer.executable
+        }
+    }
+
+    /// Every period of `BenchOptions.stablePeriods` with 2 and with 3 periods a buffer, smallest
+    /// buffer first (then the smaller period), less what the client cannot take: OpenAL Soft
+    /// raises a period_size below 64 to 64 (its documented minimum), so its search starts at 64;
+    /// SDL's ALSA driver asks the device for the fewest periods it allows (2 on this card), and
+    /// SDL_mixer has no way to ask for 3, so it is offered 2 only.
+    var candidates: [StableCandidate] {
+        let minimum = if case .peer(.openAL) = self { 64 } else { 16 }
+        let counts = if case .peer(.sdlMixer) = self { [2] } else { BenchOptions.stablePeriodCounts }
+        return BenchOptions.stablePeriods.filter { $0 >= minimum }
+            .flatMap { period in counts.map { StableCandidate(period: period, periods: $0) } }
+            .sorted { ($0.period * $0.periods, $0.period) < ($1.period * $1.periods, $1.period) }
+    }
+}
+
+/// A client's smallest stable setting (nil when no candidate was stable) and every attempt.
+struct StableResult: Codable {
+    static let label = "smallest stable"
+    var client: String
+    var row: LatencyRow?
+    /// "32 × 2: 2 clean runs, then 1 xrun", in the order tried.
+    var attempts: [String]
+}
+
+/// One latency run: the trigger times and what the card logged, matched.
+struct LatencyRun {
+    var triggers: [UInt64]
+    var log: CardLog
+    var milliseconds: [Double]
+    var unmatchedTriggers: Int
+    var unmatchedOnsets: Int
+
+    init(triggers: [UInt64], log: CardLog) {
+        self.triggers = triggers
+        self.log = log
+        (milliseconds, unmatchedTriggers, unmatchedOnsets) = Latency.match(triggers: triggers, onsets: log.onsets)
+    }
+
+    /// No xrun, and every click heard once.
+    var clean: Bool { log.xruns == 0 && unmatchedTriggers == 0 && unmatchedOnsets == 0 }
+
+    /// "2 xruns, 1 unmatched onset": what kept the run from being clean.
+    var problems: String {
+        func count(_ n: Int, _ what: String) -> String? { n == 0 ? nil : "\(n) \(what)\(n == 1 ? "" : "s")" }
+        let parts = [count(log.xruns, "xrun"), count(unmatchedTriggers, "unheard click"), count(unmatchedOnsets, "unmatched onset")].compactMap { $0 }
+        return parts.isEmpty ? "clean" : parts.joined(separator: ", ")
+    }
+}
+
+/// One latency measurement: who, at what setting, and the distribution (of several runs pooled,
+/// for a smallest stable setting).
 struct LatencyRow: Codable {
     var client: String
     var label: String
     var requestedPeriod: Int?
-    /// As the card saw it.
+    /// As the card saw it (the last run's).
     var setting: Setting?
+    var runs: Int
     var triggers: Int
     var matched: Int
     var unmatchedTriggers: Int
@@ -144,18 +247,18 @@ struct LatencyRow: Codable {
     var xruns: Int
     var milliseconds: Distribution
 
-    init(client: String, label: String, requestedPeriod: Int?, triggers: [UInt64], log: CardLog) {
-        let result = Latency.match(triggers: triggers, onsets: log.onsets)
+    init(client: String, label: String, requestedPeriod: Int?, runs: [LatencyRun]) {
         self.client = client
         self.label = label
         self.requestedPeriod = requestedPeriod
-        setting = log.setting
-        self.triggers = triggers.count
-        matched = result.milliseconds.count
-        unmatchedTriggers = result.unmatchedTriggers
-        unmatchedOnsets = result.unmatchedOnsets
-        xruns = log.xruns
-        milliseconds = Distribution(result.milliseconds)
+        setting = runs.last?.log.setting
+        self.runs = runs.count
+        triggers = runs.map(\.triggers.count).reduce(0, +)
+        matched = runs.map(\.milliseconds.count).reduce(0, +)
+        unmatchedTriggers = runs.map(\.unmatchedTriggers).reduce(0, +)
+        unmatchedOnsets = runs.map(\.unmatchedOnsets).reduce(0, +)
+        xruns = runs.map(\.log.xruns).reduce(0, +)
+        milliseconds = Distribution(runs.flatMap(\.milliseconds))
     }
 }
 
@@ -195,8 +298,12 @@ enum Peer: CaseIterable {
         }
     }
 
-    /// Periods per buffer: three like sfx, except SDL's ALSA driver, which asks for two itself.
+    /// Periods per buffer when a period is asked for: three like sfx, except SDL's ALSA driver,
+    /// which asks for two itself.
     var periods: Int { self == .sdlMixer ? 2 : BenchOptions.periodsPerBuffer }
+
+    /// Periods per buffer at the library's defaults (OpenAL Soft's `periods` defaults to 3).
+    var defaultPeriods: Int { self == .sdlMixer ? 2 : BenchOptions.periodsPerBuffer }
 
     /// The period the library picks when not told: OpenAL Soft's period_size of 1024 frames;
     /// SDL_mixer's documented default chunk of 2048; the floor follows sfx's default.
@@ -208,21 +315,17 @@ enum Peer: CaseIterable {
         }
     }
 
-    /// Periods tried, smallest first, for the smallest stable setting: from OpenAL Soft's
-    /// documented minimum period_size (64), from the card's smallest (16) for SDL_mixer.
-    var trialPeriods: [Int] { (self == .openAL ? [] : [16, 32]) + [64, 128, 256, 512, 1024] }
-
     /// The environment that puts the library on the card through ALSA: an alsoft.conf for
     /// OpenAL Soft (its period only when one is asked for, else its defaults), the ALSA driver and
     /// device for SDL.
-    func environment(_ run: CardRun, period: Int?) throws -> [String: String] {
+    func environment(_ run: CardRun, period: Int?, periods: Int? = nil) throws -> [String: String] {
         switch self {
         case .floor:
             return [:]
         case .openAL:
             let conf = run.card.directory.appending(path: "alsoft.conf")
-            var text = "[general]\ndrivers = alsa\nfrequency = 48000\nsources = 2048\nrt-prio = 0\n"
-            if let period { text += "period_size = \(period)\nperiods = \(periods)\n" }
+            var text = "[general]\ndrivers = alsa\nfrequency = 48000\nsources = 4200\nrt-prio = 0\n"
+            if let period { text += "period_size = \(period)\nperiods = \(periods ?? self.periods)\n" }
             text += "[alsa]\ndevice = \(run.card.pcmName)\n"
             do {
                 try text.write(to: conf, atomically: true, encoding: .utf8)

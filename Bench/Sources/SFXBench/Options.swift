@@ -1,7 +1,7 @@
 import Foundation
 
-/// What one benchmark run does: full (the published figures) or `--quick` (the same stages with
-/// fewer triggers and shorter windows, to check the set-up in under two minutes).
+/// What one benchmark run does: full (the published figures) or `--quick` (a smoke test: the same
+/// stages with fewer triggers and shorter windows, to check the set-up; it judges no goal).
 struct BenchOptions {
     var quick = false
     /// `--load-rounds N`: only the xruns-under-load comparison, N interleaved rounds of sfx and
@@ -20,15 +20,20 @@ struct BenchOptions {
     /// The command line as typed, for the report's header.
     var command: String
 
+    /// `--repeat N`: the whole benchmark N times, each figure reported as a median with its
+    /// spread across the runs.
+    var repeatCount = 1
+
     /// Triggers per latency measurement (at least 200 for the published figures).
     var triggers: Int { quick ? 50 : 200 }
-    /// Triggers of a trial run that looks for a peer's smallest stable period.
+    /// Triggers of the trial that may reject a candidate setting before its full runs.
     var trialTriggers: Int { quick ? 15 : 40 }
-    /// Wall seconds over which CPU is measured for each voice count.
+    /// Consecutive clean full runs (of `triggers` each) that make a setting stable.
+    var stableRuns: Int { 3 }
+    /// Wall seconds of one CPU window.
     var cpuSeconds: Double { quick ? 1 : 4 }
-    /// Windows measured for K = 1 and K = 256 (the per-voice goal's two points); the figure is
-    /// their median.
-    var cpuRepeats: Int { quick ? 1 : 3 }
+    /// Windows per client and voice count (and of the floor playing silence), interleaved.
+    var cpuWindows: Int { quick ? 1 : 3 }
     /// Seconds of audio rendered offline for the render-speed figure.
     var offlineSeconds: Int { quick ? 3 : 10 }
     /// Seconds each client plays with both cores loaded.
@@ -39,12 +44,17 @@ struct BenchOptions {
     static let periodsPerBuffer = 3
     /// sfx's default period, its figure against the peers' defaults.
     static let defaultPeriod = 128
-    static let voiceCounts = [1, 16, 64, 256, 1024]
-    static let marginalCounts = [1, 256]
+    /// Voice counts of the CPU windows: up to 4,096 (sfx's most), where 4,096 voices cost every
+    /// client several times the window-to-window noise.
+    static let voiceCounts = [1, 64, 256, 1024, 4096]
+    /// Periods and period counts offered to every client in the search for its smallest stable
+    /// setting (less what a client cannot take: see `Peer.stableCandidates`).
+    static let stablePeriods = [16, 32, 64, 128, 256, 512, 1024]
+    static let stablePeriodCounts = [2, 3]
     static let loadPeriods = [64, 128]
     static let cueCount = 100
 
-    static let usage = "usage: sfx-bench --probes DIR [--results DIR] [--quick] [--load-rounds N] [--latency-rounds N [--period P]]"
+    static let usage = "usage: sfx-bench --probes DIR [--results DIR] [--quick] [--repeat N] [--load-rounds N] [--latency-rounds N [--period P]]"
 
     init(arguments: [String]) throws {
         var probes: URL?
@@ -59,6 +69,9 @@ struct BenchOptions {
             case "--latency-rounds", "--period":
                 guard let value = rest.popFirst(), let n = Int(value), n > 0 else { throw BenchError("\(argument) needs a positive number; \(Self.usage)") }
                 if argument == "--period" { latencyPeriod = n } else { latencyRounds = n }
+            case "--repeat":
+                guard let value = rest.popFirst(), let n = Int(value), n > 0 else { throw BenchError("--repeat needs a positive count of runs; \(Self.usage)") }
+                repeatCount = n
             case "--probes", "--results":
                 guard let value = rest.popFirst() else { throw BenchError("\(argument) needs a directory; \(Self.usage)") }
                 if argument == "--probes" { probes = URL(filePath: value) } else { results = URL(filePath: value) }

@@ -4,15 +4,21 @@ import Foundation
 // SDL_mixer and a raw-ALSA floor client, all on sfx's virtual sound card. Run it through
 // Bench/run, which installs the peers, builds everything and passes --probes; see Bench/README.md.
 
-/// Prints a stage's name as it starts, so a long run shows where it is.
+let processStart = Meter.now()
+
+/// Prints a stage's name as it starts, with the minutes since the benchmark started, so a long
+/// run shows where it is and how long each stage takes.
 func stage(_ name: String) {
-    FileHandle.standardError.write(Data("sfx-bench: \(name)\n".utf8))
+    let minutes = Double(Meter.now() - processStart) / 60e9
+    FileHandle.standardError.write(Data("sfx-bench: \(format(minutes, digits: 1)) min: \(name)\n".utf8))
 }
 
 func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
     let scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-bench-\(getpid())", directoryHint: .isDirectory)
     defer { try? FileManager.default.removeItem(at: scratch) }
+    let start = Meter.now()
     var report = BenchReport(machine: .current(command: options.command), quick: options.quick)
+    report.stableRule = "Rule, the same for every client: settings of \(BenchOptions.stablePeriods.map(String.init).joined(separator: ", ")) frames × 2 and × 3 periods, smallest buffer first; a trial of \(options.trialTriggers) triggers that is not clean drops a setting; a setting is stable after \(options.stableRuns) consecutive clean runs of \(options.triggers) triggers (no xrun, every click heard once), and dropped at its first run that is not clean. OpenAL Soft starts at 64 frames (its minimum period_size); SDL_mixer is offered 2 periods only (SDL's ALSA driver takes the fewest the device allows, and its API cannot ask for 3)."
 
     stage("preload of \(BenchOptions.cueCount) cues")
     report.preload = try Cost.preload(count: BenchOptions.cueCount, scratch: scratch)
@@ -23,33 +29,21 @@ func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
         report.latency.append(try Latency.client(.floor, period: period, count: options.triggers, label: "period \(period)",
                                                  options: options, scratch: scratch, name: "floor-\(period)"))
     }
-    stage("sfx's smallest stable setting below three periods of 32")
-    if let smallest = try Latency.sfxSmallestStable(options: options, scratch: scratch) {
-        report.latency.append(smallest)
-    }
     for peer in [Peer.openAL, .sdlMixer] {
-        stage("latency of \(peer.displayName) at its default and its smallest stable period")
+        stage("latency of \(peer.displayName) at its default")
         report.latency.append(try Latency.client(peer, period: nil, count: options.triggers, label: "default",
                                                  options: options, scratch: scratch, name: "\(peer.executable)-default"))
-        let smallest = try Latency.peerSmallestStable(peer, options: options, scratch: scratch)
-        report.smallestStablePeriod[peer.displayName] = smallest.requestedPeriod
-        report.latency.append(smallest)
+    }
+    for client in StableClient.all {
+        stage("smallest stable setting of \(client.displayName) (\(options.stableRuns) consecutive clean runs of \(options.triggers))")
+        let result = try Latency.smallestStable(client, options: options, scratch: scratch)
+        report.stable.append(result)
+        if let row = result.row { report.latency.append(row) }
     }
 
-    stage("CPU of the floor playing silence: the card's own cost")
-    report.cpu.append(try Cost.clientCPU(.floor, voices: 1, options: options, scratch: scratch))
-    // Every voice count once, then the two the per-voice goal reads (K = 1 and 256) again, in
-    // turn, so that each of those figures is a median of `cpuRepeats` windows.
-    let rounds = [BenchOptions.voiceCounts] + Array(repeating: BenchOptions.marginalCounts, count: options.cpuRepeats - 1)
-    for (round, counts) in rounds.enumerated() {
-        for voices in counts {
-            stage("CPU with \(voices) voices\(round > 0 ? ", again (\(round + 1) of \(options.cpuRepeats))" : "")")
-            report.cpu.append(try Cost.sfxCPU(voices: voices, options: options, scratch: scratch))
-            for peer in [Peer.openAL, .sdlMixer] {
-                report.cpu.append(try Cost.clientCPU(peer, voices: voices, options: options, scratch: scratch))
-            }
-        }
-    }
+    let cpu = try Cost.cpuWindows(options: options, scratch: scratch, progress: stage)
+    report.cpu = cpu.rows
+    report.cpuLimits = cpu.limits
     stage("offline render speed")
     report.offlineVoices = 256
     report.offlineAudioSecondsPerCPUSecond = try Cost.offlineSpeed(voices: report.offlineVoices, options: options)
@@ -57,7 +51,8 @@ func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
     stage("xruns with both cores loaded, \(Int(options.loadSeconds)) s a client and period")
     report.underLoad = try Cost.xrunsUnderLoad(options: options, scratch: scratch)
 
-    report.judge()
+    report.analyse()
+    report.machine.minutes = Double(Meter.now() - start) / 60e9
     return report
 }
 
@@ -110,11 +105,16 @@ do {
         try runLoadRounds(options)
         exit(0)
     }
-    let report = try runBenchmark(options)
-    let table = report.markdown()
+    var runs: [BenchReport] = []
+    for run in 1...options.repeatCount {
+        if options.repeatCount > 1 { stage("run \(run) of \(options.repeatCount)") }
+        runs.append(try runBenchmark(options))
+    }
+    let (table, json) = runs.count == 1 ? (runs[0].markdown(), try runs[0].json())
+        : (RepeatReport(runs: runs).markdown(), try RepeatReport(runs: runs).json())
     print(table, terminator: "")
     try FileManager.default.createDirectory(at: options.results, withIntermediateDirectories: true)
-    try report.json().write(to: options.results.appending(path: "latest.json"))
+    try json.write(to: options.results.appending(path: "latest.json"))
     try Data(table.utf8).write(to: options.results.appending(path: "latest.md"))
 } catch {
     FileHandle.standardError.write(Data("sfx-bench: \(error)\n".utf8))
