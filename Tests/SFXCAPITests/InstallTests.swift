@@ -22,10 +22,15 @@ final class InstallTests: XCTestCase {
         let files = Set(tree(URL(filePath: prefix)))
         for expected in ["bin/sfx", "lib/libsfx.so.0.1.0", "lib/libsfx.so.0", "lib/libsfx.so", "include/sfx.h",
                          "lib/pkgconfig/sfx.pc", "lib/sfx/libsfxcard.so", "share/man/man1/sfx.1",
+                         "share/bash-completion/completions/sfx", "share/zsh/site-functions/_sfx",
                          "share/sfx/sounds/sfx/index.theme", "share/sfx/sounds/sfx/stereo/tock.wav",
                          "share/sfx/installed-files"] {
             XCTAssertTrue(files.contains(expected), "\(expected) not installed")
         }
+        let bash = try String(contentsOfFile: prefix + "/share/bash-completion/completions/sfx", encoding: .utf8)
+        XCTAssertTrue(bash.contains("complete -F") && bash.contains("play"), "the installed command's bash completion: \(bash)")
+        let zsh = try String(contentsOfFile: prefix + "/share/zsh/site-functions/_sfx", encoding: .utf8)
+        XCTAssertTrue(zsh.hasPrefix("#compdef sfx"), "the installed command's zsh completion: \(zsh.prefix(80))")
         let bundled = try FileManager.default.contentsOfDirectory(atPath: Installed.checkout.appending(path: "Sounds/sfx/stereo").path)
         let installed = try FileManager.default.contentsOfDirectory(atPath: prefix + "/share/sfx/sounds/sfx/stereo")
         XCTAssertEqual(Set(installed), Set(bundled))

@@ -2,65 +2,8 @@ import Foundation
 import XCTest
 import SFXMedia
 
-struct ProgramMissing: Error, CustomStringConvertible {
-    let description: String
-}
-
 /// The `sfx` program as a user runs it: exit codes, one-line errors, list/info/render output.
-final class CommandLineTests: XCTestCase {
-    struct Run {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-    }
-
-    /// `.build/<configuration>/sfx`, beside this test bundle.
-    static var program: URL {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(filePath: executable).deletingLastPathComponent().appending(path: "sfx")
-    }
-
-    func sfx(_ arguments: String...) throws -> Run { try sfx(arguments) }
-
-    func sfx(_ arguments: [String]) throws -> Run {
-        let process = Process()
-        process.executableURL = Self.program
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_DATA_DIRS"] = "/usr/share"
-        environment["XDG_DATA_HOME"] = "/nonexistent"
-        environment["XDG_STATE_HOME"] = scratch.appending(path: "state").path
-        environment["XDG_CONFIG_HOME"] = scratch.appending(path: "config").path
-        environment["ALSA_CONFIG_PATH"] = nil
-        environment["XDG_RUNTIME_DIR"] = scratch.path   // the virtual card's directory goes in the scratch
-        // The virtual card even where there is a sound card: these tests must not play aloud.
-        environment["SFX_VIRTUAL_CARD"] = "1"
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                   stderr: String(decoding: stderr, as: UTF8.self))
-    }
-
-    var scratch: URL!
-
-    override func setUpWithError() throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.program.path) else {
-            throw ProgramMissing(description: "\(Self.program.path) is missing: build it first (swift build --build-tests, as script/test does)")
-        }
-        scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        if let scratch { try? FileManager.default.removeItem(at: scratch) }
-    }
-
+final class CommandLineTests: CommandTestCase {
     func testVersionAndHelp() throws {
         let version = try sfx("--version")
         XCTAssertEqual(version.status, 0)

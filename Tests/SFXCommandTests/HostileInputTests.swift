@@ -5,7 +5,7 @@ import SFXMedia
 /// Inputs made to hurt: `sfx` must answer each in bounded memory, at once, and in one line of
 /// its own. The program runs in a child process (spawned with raw argv bytes, so names that are
 /// not UTF-8 reach it intact) under a watchdog, so a regression fails instead of hanging.
-final class HostileInputTests: XCTestCase {
+final class HostileInputTests: CommandTestCase {
     struct Outcome {
         let status: Int32
         let stdout: String
@@ -18,32 +18,8 @@ final class HostileInputTests: XCTestCase {
         let timedOut: Bool
     }
 
-    var scratch: URL!
-
-    override func setUpWithError() throws {
-        guard FileManager.default.isExecutableFile(atPath: CommandLineTests.program.path) else {
-            throw ProgramMissing(description: "\(CommandLineTests.program.path) is missing: build it first (swift build --build-tests)")
-        }
-        scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-hostile-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        if let scratch { try? FileManager.default.removeItem(at: scratch) }
-    }
-
-    /// Runs `sfx` with `arguments` (raw bytes each) and waits at most `timeout` seconds.
-    func sfx(_ arguments: [[UInt8]], timeout: Double = 30, environment extra: [String: String] = [:]) throws -> Outcome {
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_DATA_DIRS"] = "/usr/share"
-        environment["XDG_DATA_HOME"] = "/nonexistent"
-        environment["XDG_STATE_HOME"] = scratch.appending(path: "state").path
-        environment["XDG_CONFIG_HOME"] = scratch.appending(path: "config").path
-        environment["ALSA_CONFIG_PATH"] = nil
-        environment["SFX_VIRTUAL_CARD"] = "1"
-        // The virtual card's directory goes under TMPDIR: keep it in the scratch directory.
-        environment["TMPDIR"] = scratch.path
-        environment.merge(extra) { $1 }
+    func spawn(_ arguments: [[UInt8]], timeout: Double = 30, environment extra: [String: String?] = [:]) throws -> Outcome {
+        let environment = self.environment(extra)
         let outPath = scratch.appending(path: "stdout").path, errPath = scratch.appending(path: "stderr").path
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -51,13 +27,13 @@ final class HostileInputTests: XCTestCase {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let argv: [UnsafeMutablePointer<CChar>?] = ([Array(CommandLineTests.program.path.utf8)] + arguments).map { bytes in
+        let argv: [UnsafeMutablePointer<CChar>?] = ([Array(Self.program.path.utf8)] + arguments).map { bytes in
             (bytes + [0]).withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { strdup($0.baseAddress!) } }
         } + [nil]
         let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, CommandLineTests.program.path, &actions, nil, argv, envp)
+        let spawned = posix_spawn(&pid, Self.program.path, &actions, nil, argv, envp)
         guard spawned == 0 else { throw ProgramMissing(description: "posix_spawn: \(String(cString: strerror(spawned)))") }
         var status: Int32 = 0
         var usage = rusage()
@@ -89,8 +65,8 @@ final class HostileInputTests: XCTestCase {
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
 
-    func sfx(_ arguments: String..., timeout: Double = 30, environment: [String: String] = [:]) throws -> Outcome {
-        try sfx(arguments.map { Array($0.utf8) }, timeout: timeout, environment: environment)
+    func spawn(_ arguments: String..., timeout: Double = 30, environment: [String: String?] = [:]) throws -> Outcome {
+        try spawn(arguments.map { Array($0.utf8) }, timeout: timeout, environment: environment)
     }
 
     /// Runs sox to make a test file; sox is one of the packages the set-up installs.
@@ -116,7 +92,7 @@ final class HostileInputTests: XCTestCase {
         for (file, seconds) in [(ogg, 6), (flac, 10)] {
             let raw = seconds * (file == ogg ? 64 * 192_000 : 8 * 655_000) * 4
             let output = scratch.appending(path: "out.wav").path
-            let run = try sfx("render", file, "-o", output, timeout: 120)
+            let run = try spawn("render", file, "-o", output, timeout: 120)
             XCTAssertEqual(run.status, 0, run.stderr)
             XCTAssertTrue(run.stdout.contains("\(seconds * 48_000) frames"), run.stdout)
             XCTAssertGreaterThan(run.peakKilobytes, 10_000, "\(file): the peak was measured")
@@ -129,7 +105,7 @@ final class HostileInputTests: XCTestCase {
         let fifo = scratch.appending(path: "pipe.wav").path
         XCTAssertEqual(mkfifo(fifo, 0o600), 0)
         for arguments in [["info", fifo], ["render", fifo, "-o", scratch.appending(path: "o.wav").path], ["play", fifo]] {
-            let run = try sfx(arguments.map { Array($0.utf8) }, timeout: 20)
+            let run = try spawn(arguments.map { Array($0.utf8) }, timeout: 20)
             XCTAssertFalse(run.timedOut, "\(arguments) blocked on the FIFO")
             XCTAssertEqual(run.status, 1, "\(arguments): \(run.stderr)")
             // (play may first say that it plays through the virtual card.)
@@ -153,7 +129,7 @@ final class HostileInputTests: XCTestCase {
         let damaged = scratch.appending(path: "damaged.mp3")
         try Data(bytes).write(to: damaged)
         for arguments in [["render", damaged.path, "-o", scratch.appending(path: "o.wav").path], ["info", damaged.path]] {
-            let run = try sfx(arguments.map { Array($0.utf8) })
+            let run = try spawn(arguments.map { Array($0.utf8) })
             let lines = run.stderr.split(separator: "\n")
             XCTAssertTrue(lines.allSatisfy { $0.hasPrefix("sfx: ") }, "\(arguments): \(run.stderr)")
             XCTAssertLessThanOrEqual(lines.count, 1, "\(arguments): \(run.stderr)")
@@ -167,11 +143,11 @@ final class HostileInputTests: XCTestCase {
         try AudioFileWriter.write([Float](repeating: 0.25, count: 4_800), sampleRate: 48_000, channels: 1, to: wav, as: .wavPCM16)
         let raw = Array(scratch.path.utf8) + Array("/take-".utf8) + [0xFF] + Array(".wav".utf8)
         XCTAssertEqual(RawFilePath(bytes: raw).withCString { rename(wav.path, $0) }, 0)
-        let info = try sfx([Array("info".utf8), raw])
+        let info = try spawn([Array("info".utf8), raw])
         XCTAssertEqual(info.status, 0, info.stderr)
         XCTAssertTrue(info.stdout.hasPrefix(scratch.path + "/take-\\xFF.wav: audio/wav"), info.stdout)
         XCTAssertTrue(info.stdout.contains("4800 frames"), info.stdout)
-        let render = try sfx([Array("render".utf8), raw, Array("-o".utf8), Array(scratch.appending(path: "o.wav").path.utf8)])
+        let render = try spawn([Array("render".utf8), raw, Array("-o".utf8), Array(scratch.appending(path: "o.wav").path.utf8)])
         XCTAssertEqual(render.status, 0, render.stderr)
         XCTAssertTrue(render.stdout.contains("4800 frames"), render.stdout)
     }
@@ -182,12 +158,12 @@ final class HostileInputTests: XCTestCase {
         try AudioFileWriter.write([Float](repeating: 0.25, count: 12_000), sampleRate: 48_000, channels: 1, to: wav, as: .wavPCM16)
         let output = scratch.appending(path: "o.wav").path
         for at in ["600", "599.9", "3600"] {
-            let run = try sfx("render", wav.path, "-o", output, "--at", at)
+            let run = try spawn("render", wav.path, "-o", output, "--at", at)
             XCTAssertNotEqual(run.status, 0, "--at \(at): \(run.stdout)")
             XCTAssertEqual(run.stderr.split(separator: "\n").first?.hasPrefix("sfx: "), true, run.stderr)
             XCTAssertFalse(run.stdout.contains("wrote"), run.stdout)
         }
-        let last = try sfx("render", wav.path, "-o", output, "--at", "599.75")
+        let last = try spawn("render", wav.path, "-o", output, "--at", "599.75")
         XCTAssertEqual(last.status, 0, last.stderr)
         XCTAssertTrue(last.stdout.contains("wrote \(output) (wav): \(599 * 48_000 + 36_000 + 12_000) frames"), last.stdout)
     }
@@ -198,13 +174,13 @@ final class HostileInputTests: XCTestCase {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let conf = directory.appending(path: "sfx.conf").path
         XCTAssertEqual(symlink("/dev/zero", conf), 0)
-        let device = try sfx("haptics", timeout: 20)
+        let device = try spawn("haptics", timeout: 20)
         XCTAssertFalse(device.timedOut)
         XCTAssertEqual(device.status, 1)
         XCTAssertEqual(device.stderr, "sfx: \(conf) is a character device, not a settings file; remove it or put a settings file (a text file) there\n")
         XCTAssertEqual(unlink(conf), 0)
         try FileManager.default.createDirectory(atPath: conf, withIntermediateDirectories: false)
-        let folder = try sfx("haptics")
+        let folder = try spawn("haptics")
         XCTAssertEqual(folder.status, 1)
         XCTAssertEqual(folder.stderr, "sfx: \(conf) is a directory, not a settings file; remove it or put a settings file (a text file) there\n")
     }

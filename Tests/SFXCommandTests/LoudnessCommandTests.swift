@@ -4,49 +4,7 @@ import SFXMedia
 
 /// Loudness in the `sfx` command: `info` shows it, `list` shows each sound's class, and
 /// `play --normalize` brings a file to a loudness before it plays.
-final class LoudnessCommandTests: XCTestCase {
-    var scratch: URL!
-
-    override func setUpWithError() throws {
-        guard FileManager.default.isExecutableFile(atPath: CommandLineTests.program.path) else {
-            throw ProgramMissing(description: "\(CommandLineTests.program.path) is missing: build it first (swift build --build-tests, as script/test does)")
-        }
-        scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-loudness-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        if let scratch { try? FileManager.default.removeItem(at: scratch) }
-    }
-
-    /// Runs `sfx` as CommandLineTests does: the bundled and Debian themes only, the virtual card
-    /// in the scratch directory.
-    func sfx(_ arguments: String...) throws -> CommandLineTests.Run { try sfx(arguments) }
-
-    func sfx(_ arguments: [String]) throws -> CommandLineTests.Run {
-        let process = Process()
-        process.executableURL = CommandLineTests.program
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_DATA_DIRS"] = "/usr/share"
-        environment["XDG_DATA_HOME"] = "/nonexistent"
-        environment["XDG_STATE_HOME"] = scratch.appending(path: "state").path
-        environment["XDG_CONFIG_HOME"] = scratch.appending(path: "config").path
-        environment["ALSA_CONFIG_PATH"] = nil
-        environment["XDG_RUNTIME_DIR"] = scratch.path
-        environment["SFX_VIRTUAL_CARD"] = "1"
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return CommandLineTests.Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                                    stderr: String(decoding: stderr, as: UTF8.self))
-    }
-
+final class LoudnessCommandTests: CommandTestCase {
     /// A mono 997 Hz sine of `amplitude` (it reads 20·log10(amplitude) LUFS, mono counting on both speakers).
     func writeTone(_ name: String, seconds: Double, amplitude: Double) throws -> URL {
         let url = scratch.appending(path: name)

@@ -4,77 +4,7 @@ import SFXMedia
 
 /// Issue 17: `sfx` as someone used to aplay, paplay, canberra-gtk-play and sox tries it. Each
 /// test runs the program as a process, on the virtual card, in a scratch directory of its own.
-final class NewUserTests: XCTestCase {
-    struct Run {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-        let data: Data
-    }
-
-    var scratch: URL!
-
-    override func setUpWithError() throws {
-        guard FileManager.default.isExecutableFile(atPath: CommandLineTests.program.path) else {
-            throw ProgramMissing(description: "\(CommandLineTests.program.path) is missing: build it first (swift build --build-tests)")
-        }
-        scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-newuser-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        if let scratch { try? FileManager.default.removeItem(at: scratch) }
-    }
-
-    func sfx(_ arguments: String..., input: Data? = nil) throws -> Run { try sfx(arguments, input: input) }
-
-    /// Runs `sfx` in the scratch directory with `input` on its standard input and `extra` over
-    /// the test environment.
-    func sfx(_ arguments: [String], input: Data? = nil, environment extra: [String: String] = [:]) throws -> Run {
-        let process = Process()
-        process.executableURL = CommandLineTests.program
-        process.arguments = arguments
-        process.currentDirectoryURL = scratch
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_DATA_DIRS"] = "/usr/share"
-        environment["XDG_DATA_HOME"] = "/nonexistent"
-        environment["XDG_STATE_HOME"] = scratch.appending(path: "state").path
-        environment["XDG_CONFIG_HOME"] = scratch.appending(path: "config").path
-        environment["ALSA_CONFIG_PATH"] = nil
-        environment["XDG_RUNTIME_DIR"] = scratch.path
-        environment["SFX_VIRTUAL_CARD"] = "1"
-        environment.merge(extra) { $1 }
-        process.environment = environment
-        let out = Pipe(), err = Pipe(), inPipe = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input == nil ? FileHandle.nullDevice : inPipe
-        try process.run()
-        if let input {
-            // Written from another thread: the program reads all of it before it writes much.
-            let writer = inPipe.fileHandleForWriting
-            DispatchQueue.global().async {
-                writer.write(input)
-                try? writer.close()
-            }
-        }
-        // Standard error is read on another thread, so that neither pipe fills while the other is read.
-        final class Box: @unchecked Sendable { var data = Data() }
-        let box = Box()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            box.data = err.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        let stderr = box.data
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                   stderr: String(decoding: stderr, as: UTF8.self), data: stdout)
-    }
-
+final class NewUserTests: CommandTestCase {
     /// A mono WAV of `frames` samples at `level`.
     func constant(_ name: String, level: Float = 0.25, frames: Int = 4_800) throws -> URL {
         let url = scratch.appending(path: name)

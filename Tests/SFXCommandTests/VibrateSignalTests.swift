@@ -5,21 +5,7 @@ import XCTest
 /// `sfx vibrate` and `sfx alert` with the command backend, as processes: SIGINT and SIGTERM stop
 /// the vibration (the command's TERM handler runs) and exit 130 and 143; SIGKILL of `sfx` still
 /// ends the command and what it started.
-final class VibrateSignalTests: XCTestCase {
-    private var scratch: URL!
-
-    override func setUpWithError() throws {
-        guard FileManager.default.isExecutableFile(atPath: CommandLineTests.program.path) else {
-            throw ProgramMissing(description: "\(CommandLineTests.program.path) is missing: build it first (swift build --build-tests, as script/test does)")
-        }
-        scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-vibrate-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        if let scratch { try? FileManager.default.removeItem(at: scratch) }
-    }
-
+final class VibrateSignalTests: CommandTestCase {
     private var log: URL { scratch.appending(path: "log") }
     private var pids: URL { scratch.appending(path: "pids") }
 
@@ -39,25 +25,6 @@ final class VibrateSignalTests: XCTestCase {
             """.write(toFile: path, atomically: false, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
         return path
-    }
-
-    /// Starts `sfx` with `arguments`; its output is discarded.
-    private func start(_ arguments: [String]) throws -> Process {
-        let process = Process()
-        process.executableURL = CommandLineTests.program
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_STATE_HOME"] = scratch.appending(path: "state").path
-        environment["XDG_CONFIG_HOME"] = scratch.appending(path: "config").path
-        environment["XDG_DATA_DIRS"] = "/usr/share"
-        environment["XDG_DATA_HOME"] = "/nonexistent"
-        environment["ALSA_CONFIG_PATH"] = nil
-        environment["SFX_VIRTUAL_CARD"] = "1"
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
     }
 
     /// Waits up to 10 s for the buzzer to have started; returns its pid and its sleep's.

@@ -5,72 +5,19 @@ import XCTest
 /// card's plugin and its sounds from. The attacks of a second user are staged as root: a
 /// directory of another uid (chown to nobody) at the fixed path sfx once used, planted files in
 /// it, a plugin and a package planted above a copied program.
-final class VirtualCardPlacesTests: XCTestCase {
+final class VirtualCardPlacesTests: CommandTestCase {
     static let nobody: uid_t = 65_534
 
-    struct Run {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-
-        /// The recording's path, from "the virtual card recorded what it played to <path>".
-        var recording: String? {
-            stdout.split(separator: "\n").first { $0.contains("recorded what it played to") }
-                .flatMap { $0.split(separator: " ").last.map(String.init) }
-        }
-    }
-
-    var scratch: URL!
-
-    /// The built `sfx`, beside this test bundle, and the checkout it was built from.
-    static var buildDirectory: URL {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(filePath: executable).deletingLastPathComponent()
-    }
-    static var program: URL { buildDirectory.appending(path: "sfx") }
     static var plugin: URL { buildDirectory.appending(path: "libsfxcard.so") }
     static var sounds: URL { URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appending(path: "Sounds") }
 
-    override func setUpWithError() throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.program.path) else {
-            throw ProgramMissing(description: "\(Self.program.path) is missing: build it first (swift build --build-tests, as script/test does)")
-        }
-        scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-places-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        if let scratch { try? FileManager.default.removeItem(at: scratch) }
-    }
-
-    /// Runs `program` with the test environment: the virtual card, no user sound themes, and
-    /// `environment` on top (nil values unset a variable).
-    func run(_ arguments: [String], program: URL = VirtualCardPlacesTests.program, environment extra: [String: String?] = [:]) throws -> Run {
-        let process = Process()
-        process.executableURL = program
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_DATA_DIRS"] = "/usr/share"
-        environment["XDG_DATA_HOME"] = "/nonexistent"
-        environment["XDG_STATE_HOME"] = scratch.appending(path: "state").path
-        environment["XDG_CONFIG_HOME"] = scratch.appending(path: "config").path
-        environment["ALSA_CONFIG_PATH"] = nil
-        environment["SFXCARD_PLUGIN"] = nil
-        environment["SFX_SOUNDS_DIR"] = nil
-        environment["SFX_VIRTUAL_CARD"] = "1"
-        environment["XDG_RUNTIME_DIR"] = nil
-        environment["TMPDIR"] = scratch.path
-        for (key, value) in extra { environment[key] = value }
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                   stderr: String(decoding: stderr, as: UTF8.self))
+    /// Runs `program` as `sfx(_:)` does, with nothing that would point it at a plugin, sounds or a
+    /// runtime directory: the card goes where a user without XDG_RUNTIME_DIR gets it.
+    func run(_ arguments: [String], program: URL = CommandTestCase.program, environment extra: [String: String?] = [:]) throws -> Run {
+        var environment: [String: String?] = ["SFXCARD_PLUGIN": nil, "SFX_SOUNDS_DIR": nil, "XDG_RUNTIME_DIR": nil,
+                                              "TMPDIR": scratch.path]
+        environment.merge(extra) { $1 }
+        return try sfx(arguments, program: program, environment: environment)
     }
 
     func mode(_ path: String) -> mode_t {

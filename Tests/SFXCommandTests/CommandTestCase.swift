@@ -1,0 +1,119 @@
+import Foundation
+import XCTest
+
+struct ProgramMissing: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// The `sfx` program as a user runs it, from a scratch directory of its own that is removed
+/// after each test.
+///
+/// Every run gets the same environment (`environment(_:)`): the bundled and Debian themes only,
+/// settings and state in the scratch directory, ALSA's own configuration, and the virtual card
+/// even where there is a sound card (these tests must not play aloud), kept in the scratch
+/// directory too.
+class CommandTestCase: XCTestCase {
+    struct Run {
+        let status: Int32
+        /// Standard output as bytes (`render -o -` writes audio there) and as text.
+        let data: Data
+        let stderr: String
+        var stdout: String { String(decoding: data, as: UTF8.self) }
+
+        /// Where the virtual card recorded, from the program's closing line.
+        var recording: String? {
+            stdout.split(separator: "\n").first { $0.contains("recorded what it played to") }
+                .flatMap { $0.split(separator: " ").last.map(String.init) }
+        }
+    }
+
+    /// The directory of the test bundle, where SwiftPM also builds `sfx` and the card's plugin.
+    static var buildDirectory: URL {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(filePath: executable).deletingLastPathComponent()
+    }
+
+    /// `.build/<configuration>/sfx`, beside this test bundle.
+    static var program: URL { buildDirectory.appending(path: "sfx") }
+
+    var scratch: URL!
+
+    override func setUpWithError() throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.program.path) else {
+            throw ProgramMissing(description: "\(Self.program.path) is missing: build it first (swift build --build-tests, as script/test does)")
+        }
+        scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-command-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        if let scratch { try? FileManager.default.removeItem(at: scratch) }
+    }
+
+    /// This process's environment with the test settings, then `extra` on top (nil unsets).
+    func environment(_ extra: [String: String?] = [:]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_DIRS"] = "/usr/share"
+        environment["XDG_DATA_HOME"] = "/nonexistent"
+        environment["XDG_STATE_HOME"] = scratch.appending(path: "state").path
+        environment["XDG_CONFIG_HOME"] = scratch.appending(path: "config").path
+        environment["ALSA_CONFIG_PATH"] = nil
+        environment["XDG_RUNTIME_DIR"] = scratch.path   // the virtual card's directory goes in the scratch
+        environment["SFX_VIRTUAL_CARD"] = "1"
+        for (key, value) in extra { environment[key] = value }
+        return environment
+    }
+
+    /// Starts `program` (sfx unless told) with the test environment and its output discarded,
+    /// for tests that signal it or run many at once.
+    func start(_ arguments: [String], program: URL = CommandTestCase.program,
+               environment extra: [String: String?] = [:]) throws -> Process {
+        let process = Process()
+        process.executableURL = program
+        process.arguments = arguments
+        process.environment = environment(extra)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    func sfx(_ arguments: String..., input: Data? = nil) throws -> Run { try sfx(arguments, input: input) }
+
+    /// Runs `program` (sfx unless told) in the scratch directory to its end, with `input` on its
+    /// standard input (none when nil) and `extra` over the test environment.
+    func sfx(_ arguments: [String], input: Data? = nil, program: URL = CommandTestCase.program,
+             environment extra: [String: String?] = [:]) throws -> Run {
+        let process = Process()
+        process.executableURL = program
+        process.arguments = arguments
+        process.currentDirectoryURL = scratch
+        process.environment = environment(extra)
+        let out = Pipe(), err = Pipe(), inPipe = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input == nil ? FileHandle.nullDevice : inPipe
+        try process.run()
+        if let input {
+            // Written from another thread: the program reads all of it before it writes much.
+            let writer = inPipe.fileHandleForWriting
+            DispatchQueue.global().async {
+                writer.write(input)
+                try? writer.close()
+            }
+        }
+        // Standard error is read on another thread, so that neither pipe fills while the other is read.
+        final class Box: @unchecked Sendable { var data = Data() }
+        let box = Box()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async {
+            box.data = err.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, data: stdout, stderr: String(decoding: box.data, as: UTF8.self))
+    }
+}
