@@ -16,20 +16,7 @@ public final class PCMCapture: CaptureDevice, @unchecked Sendable {
 
     /// Opens `request.device` for capture and negotiates format, rate, channels, period and buffer.
     public init(_ request: PlaybackRequest) throws(ALSAError) {
-        ALSALibrary.ready
-        let name = request.device
-        if let bad = request.invalidSetting {
-            throw ALSAError(device: name, operation: "ask for \(bad.setting) \(bad.value) (allowed: \(bad.allowed))", code: -EINVAL)
-        }
-        var handle: OpaquePointer?
-        try check(snd_pcm_open(&handle, name, SND_PCM_STREAM_CAPTURE, 0), name, "open for capture")
-        do {
-            parameters = try PCMPlayback.configure(handle, request, capture: true)
-        } catch {
-            snd_pcm_close(handle)
-            throw error
-        }
-        pcm = handle
+        (pcm, parameters) = try PCMPlayback.open(request, capture: true)
         maxFrames = max(parameters.periodFrames, parameters.bufferFrames)
         conversion = .allocate(byteCount: maxFrames * parameters.channels * 4, alignment: 16)
     }

@@ -105,20 +105,7 @@ public final class PCMPlayback: PlaybackDevice, @unchecked Sendable {
 
     /// Opens `request.device` for playback and negotiates format, rate, channels, period and buffer.
     public init(_ request: PlaybackRequest) throws(ALSAError) {
-        ALSALibrary.ready
-        let name = request.device
-        if let bad = request.invalidSetting {
-            throw ALSAError(device: name, operation: "ask for \(bad.setting) \(bad.value) (allowed: \(bad.allowed))", code: -EINVAL)
-        }
-        var handle: OpaquePointer?
-        try check(snd_pcm_open(&handle, name, SND_PCM_STREAM_PLAYBACK, 0), name, "open for playback")
-        do {
-            parameters = try Self.configure(handle, request)
-        } catch {
-            snd_pcm_close(handle)
-            throw error
-        }
-        pcm = handle
+        (pcm, parameters) = try Self.open(request, capture: false)
         maxFrames = max(parameters.periodFrames, parameters.bufferFrames)
         conversion = .allocate(byteCount: maxFrames * parameters.channels * 4, alignment: 16)
     }
@@ -138,6 +125,25 @@ public final class PCMPlayback: PlaybackDevice, @unchecked Sendable {
     /// `request.formats` it offers, channels, rate (resampling allowed), period and buffer; then
     /// avail_min at one period and the start threshold at one period (`capture`: one frame, so
     /// the first read starts the stream), and prepares it.
+    /// Opens `request.device` for playback or capture, negotiated as `configure` does; a request
+    /// out of range is refused before ALSA sees it. Closes the handle again when it fails.
+    static func open(_ request: PlaybackRequest, capture: Bool) throws(ALSAError) -> (OpaquePointer?, PlaybackParameters) {
+        ALSALibrary.ready
+        let name = request.device
+        if let bad = request.invalidSetting {
+            throw ALSAError(device: name, operation: "ask for \(bad.setting) \(bad.value) (allowed: \(bad.allowed))", code: -EINVAL)
+        }
+        var handle: OpaquePointer?
+        try check(snd_pcm_open(&handle, name, capture ? SND_PCM_STREAM_CAPTURE : SND_PCM_STREAM_PLAYBACK, 0),
+                  name, capture ? "open for capture" : "open for playback")
+        do {
+            return (handle, try configure(handle, request, capture: capture))
+        } catch {
+            snd_pcm_close(handle)
+            throw error
+        }
+    }
+
     static func configure(_ pcm: OpaquePointer?, _ request: PlaybackRequest, capture: Bool = false) throws(ALSAError) -> PlaybackParameters {
         let name = request.device
         var hw: OpaquePointer?
