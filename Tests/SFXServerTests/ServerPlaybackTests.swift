@@ -120,14 +120,30 @@ final class SFXProgram {
     private let outFile: URL
     private let errFile: URL
 
-    init(_ arguments: [String], environment: [String: String], in directory: URL) throws {
+    /// Hides the machine's sound cards from a child: a mount namespace of its own (unshare, as
+    /// root) with an empty tmpfs over /dev/snd and /proc/asound where they exist, then the program
+    /// in the same process, so its pid and signals are the program's.
+    static let withoutSoundCards = """
+        for d in /dev/snd /proc/asound; do if [ -e "$d" ]; then mount -t tmpfs none "$d" || exit 97; fi; done
+        exec "$0" "$@"
+        """
+
+    /// Starts sfx with `arguments`; with `hidingSoundCards`, as on a machine without any (see
+    /// `withoutSoundCards`), so tests about that case run on machines with cards too.
+    init(_ arguments: [String], environment: [String: String], in directory: URL, hidingSoundCards: Bool = false) throws {
         let name = UUID().uuidString
         outFile = directory.appending(path: "sfx-\(name).out")
         errFile = directory.appending(path: "sfx-\(name).err")
         _ = FileManager.default.createFile(atPath: outFile.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errFile.path, contents: nil)
-        process.executableURL = Self.url
-        process.arguments = arguments
+        if hidingSoundCards {
+            process.executableURL = URL(filePath: "/usr/bin/unshare")
+            process.arguments = ["--mount", "--propagation", "private", "--", "/bin/sh", "-c", Self.withoutSoundCards,
+                                 Self.url.path] + arguments
+        } else {
+            process.executableURL = Self.url
+            process.arguments = arguments
+        }
         process.environment = environment
         process.standardOutput = try FileHandle(forWritingTo: outFile)
         process.standardError = try FileHandle(forWritingTo: errFile)
