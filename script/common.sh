@@ -9,7 +9,8 @@ cd "$SFX_ROOT"
 # Run and test: alsa-utils (aplay/arecord/amixer against the virtual card),
 # sound-theme-freedesktop (the theme sfx's own inherits), sox (test fixtures).
 # The C API's tests: gcc and g++ (C programs built against an install, the header as C99 and
-# C++17), binutils (readelf, nm: the library's SONAME and exports), man-db (man -l of sfx.1).
+# C++17), binutils (readelf, nm: the library's SONAME and exports), man-db (man -l of sfx.1);
+# zsh (the generated zsh completion is checked as zsh parses it).
 # Sound servers: libpulse-dev (sfx reads mute and volume through libpulse's introspection);
 # for the tests' private PipeWire: pipewire, pipewire-bin, wireplumber, pipewire-pulse,
 # dbus (dbus-run-session), pulseaudio-utils (pactl, parecord), pipewire-alsa (the `pipewire`
@@ -18,7 +19,7 @@ cd "$SFX_ROOT"
 # desktop; it is left alone: the virtual card's configuration does not load conf.d, and the
 # server tests use configurations of their own.
 SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libsoxr-dev libebur128-dev libgpiod-dev
-              alsa-utils sound-theme-freedesktop sox gcc g++ binutils man-db
+              alsa-utils sound-theme-freedesktop sox gcc g++ binutils man-db zsh
               libpulse-dev pipewire pipewire-bin wireplumber pipewire-pulse dbus pulseaudio-utils
               pipewire-alsa libasound2-plugins)
 

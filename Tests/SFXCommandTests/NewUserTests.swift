@@ -287,7 +287,8 @@ final class NewUserTests: CommandTestCase {
         XCTAssertTrue(zsh.stdout.contains("'--volume[A factor"), zsh.stdout)
         XCTAssertEqual(try sfx("completion", "fish").status, 64)
         // Each script is valid shell, as the shell parses it.
-        for (shell, script) in [("/bin/bash", bash.stdout), ("/bin/zsh", zsh.stdout)] where FileManager.default.isExecutableFile(atPath: shell) {
+        for (shell, script) in [("/bin/bash", bash.stdout), ("/bin/zsh", zsh.stdout)] {
+            XCTAssertTrue(FileManager.default.isExecutableFile(atPath: shell), "\(shell) is missing: script/test installs it")
             let file = scratch.appending(path: "completion")
             try Data(script.utf8).write(to: file)
             let check = Process()
