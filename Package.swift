@@ -2,7 +2,7 @@
 // sfx — a low-latency sound-effects and alert engine for Linux.
 //
 // Layers (each target imports only the layers below it):
-//   1. C       CALSA, CSndFile, CSoxr, CEBUR128, CGPIOD (system libraries); CSFXSystem, CSFXALSA, CSFXHaptics (shims);
+//   1. C       CALSA, CSndFile, CSoxr, CEBUR128, CGPIOD (system libraries); CSFXSystem, CSFXALSA, CSFXHaptics (shims), SFXSystem (typed checks over them);
 //              SFXCard (the virtual sound card plugin) and SFXCardSupport (its Swift side); SFXTesting (both, for games' tests)
 //   2. Core    SFXCore: cues, the mixer, lock-free queues — no devices, no files
 //   3. Media   SFXSoundDesign (the bundled sounds' synthesis), SFXMedia (decode, resample, encode, themes)
@@ -42,12 +42,14 @@ let package = Package(
         ),
 
         // The virtual card's Swift side: writes its configuration, reads its recordings and events.
-        .target(name: "SFXCardSupport", dependencies: ["CSFXSystem"]),
+        .target(name: "SFXCardSupport", dependencies: ["CSFXSystem", "SFXSystem"]),
         // What games' tests import: SFXCardSupport, with the plugin linked in.
         .target(name: "SFXTesting", dependencies: ["SFXCardSupport", "SFXCard"]),
 
         // Small C shims for what Swift cannot import.
         .target(name: "CSFXSystem"),
+        // Typed checks over system calls shared by the layers above (which files may be loaded).
+        .target(name: "SFXSystem", dependencies: ["CSFXSystem"]),
         .target(name: "CSFXALSA", linkerSettings: [.linkedLibrary("asound")]),
         // Sound servers: libpulse introspection (PulseAudio, or PipeWire through pipewire-pulse).
         .target(name: "CSFXPulse", linkerSettings: [.linkedLibrary("pulse"), .linkedLibrary("asound")]),
@@ -62,7 +64,7 @@ let package = Package(
         .target(name: "SFXSoundDesign"),
         // Keeps libmpg123 (under libsndfile) from printing to stderr: see mpg123_quiet.c.
         .target(name: "CSFXMedia"),
-        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CEBUR128", "CSFXMedia"]),
+        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CEBUR128", "CSFXMedia", "SFXSystem"]),
 
         // 4. Device.
         .target(name: "SFXDevice", dependencies: ["SFXCore", "CALSA", "CSFXALSA", "CSFXPulse"]),

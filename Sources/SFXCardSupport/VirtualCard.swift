@@ -1,4 +1,5 @@
 import Foundation
+import SFXSystem
 
 /// A virtual sound card for machines without one: the `libsfxcard.so` ALSA plugin, set up in a
 /// directory of its own.

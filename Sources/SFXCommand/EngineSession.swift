@@ -17,11 +17,13 @@ struct EngineSession {
         let deviceGiven = options.device != nil || settings.device != nil
         if let device = options.device { configuration.output.device = device }
         var route = "the configured device"
-        if let server = ServerOutput.choice(deviceGiven: deviceGiven) {
+        // The server is looked for once (a socket connection); the virtual card only without one.
+        let server = ServerOutput.choice(deviceGiven: deviceGiven)
+        if let server {
             configuration.output.device = server.pcm
             route = "no sound card here: the \(server.server.rawValue) server"
         }
-        let fallback = try VirtualCardFallback.engage(deviceGiven: deviceGiven)
+        let fallback = try VirtualCardFallback.engage(deviceGiven: deviceGiven, serverChosen: server != nil)
         card = fallback?.card
         if let fallback {
             configuration.output.device = fallback.card.pcmName

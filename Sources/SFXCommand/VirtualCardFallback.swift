@@ -11,12 +11,12 @@ enum VirtualCardFallback {
 
     /// Why the card is used ("no sound card here", or the variable), or nil when a device was
     /// given, ALSA is already pointed elsewhere (ALSA_CONFIG_PATH set), there is a sound card,
-    /// or a sound server is running (it is heard; the virtual card is not: `ServerOutput`).
-    static func reason(deviceGiven: Bool) -> String? {
+    /// or a sound server was chosen (it is heard; the virtual card is not: `ServerOutput`).
+    static func reason(deviceGiven: Bool, serverChosen: Bool) -> String? {
         let environment = ProcessInfo.processInfo.environment
         guard !deviceGiven, environment["ALSA_CONFIG_PATH"] == nil else { return nil }
         if environment[environmentKey] == "1" { return "\(environmentKey)=1" }
-        if DeviceList.hasSoundCard || ServerOutput.choice(deviceGiven: deviceGiven) != nil { return nil }
+        if serverChosen || DeviceList.hasSoundCard { return nil }
         return "no sound card here"
     }
 
@@ -24,8 +24,8 @@ enum VirtualCardFallback {
     /// `CardDirectory.forUser`): `$XDG_RUNTIME_DIR/sfx/card`, whose last recording and log are
     /// cleared at each run, else `$XDG_STATE_HOME/sfx/card` kept the same way, else a fresh
     /// mkdtemp directory in $TMPDIR; never at a fixed path in a directory others can write.
-    static func engage(deviceGiven: Bool) throws -> (card: VirtualCard, reason: String)? {
-        guard let reason = reason(deviceGiven: deviceGiven) else { return nil }
+    static func engage(deviceGiven: Bool, serverChosen: Bool) throws -> (card: VirtualCard, reason: String)? {
+        guard let reason = reason(deviceGiven: deviceGiven, serverChosen: serverChosen) else { return nil }
         let card: VirtualCard
         do {
             let plugin = try VirtualCard.locatePlugin()   // first: a failure leaves no directory behind

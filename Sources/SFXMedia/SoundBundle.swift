@@ -1,4 +1,5 @@
 import Foundation
+import SFXSystem
 import CSFXMedia
 
 /// Finds the Sounds/ directory that ships with sfx (the `sfx` theme and its sounds) at run time.
@@ -108,25 +109,9 @@ public enum SoundBundle {
     /// `path` when it and each directory between it and `anchor` belong to the user or root and
     /// are not writable by every user; an error naming the first that fails otherwise.
     private static func trusted(_ path: String, below anchor: String) throws -> String {
-        let anchor = URL(filePath: anchor).standardizedFileURL.path
-        var current = URL(filePath: path).standardizedFileURL
-        while current.path != anchor && current.path != "/" {
-            var info = stat()
-            let problem: String?
-            if stat(current.path, &info) != 0 {
-                problem = "cannot be examined"
-            } else if info.st_uid != geteuid() && info.st_uid != 0 {
-                problem = "belongs to uid \(info.st_uid), neither you nor root"
-            } else if info.st_mode & S_IWOTH != 0 {
-                problem = "is writable by every user"
-            } else {
-                problem = nil
-            }
-            if let problem {
-                throw MediaError(.failed(detail: "\(problem), so sfx does not take its sounds from there; remove it, or set \(environmentKey) to a sounds directory of your own"),
-                                 subject: current.path)
-            }
-            current = current.deletingLastPathComponent()
+        if let problem = TrustedPath.problem(URL(filePath: path), below: URL(filePath: anchor)) {
+            throw MediaError(.failed(detail: "\(problem.reason), so sfx does not take its sounds from there; remove it, or set \(environmentKey) to a sounds directory of your own"),
+                             subject: problem.path)
         }
         return path
     }

@@ -8,13 +8,9 @@ final class ALSACaptureDeviceTests: XCTestCase {
     /// What the card plays into capture comes back through the protocol sample for sample
     /// (float), then silence once the source has ended.
     func testTheFactoryOpensTheCardsCaptureAndReadsTheSource() throws {
-        let directory = try VirtualCard().directory
         let source = (0..<2_400).map { Float(($0 * 37) % 200 - 100) / 256 }     // exact in float and S16
-        let url = directory.appending(path: "source.wav")
-        try WAVAudio(sampleRate: 48_000, channels: 1, samples: source).write(to: url)
-        let card = try VirtualCard(directory: directory, captureSource: url)
+        let card = try cardCapturing(source)
         defer { try? card.remove() }
-        card.makeCurrent()
 
         var request = PlaybackRequest(device: card.hardwarePCMName, sampleRate: 48_000, channels: 1, periodFrames: 480, periodCount: 4)
         request.formats = [.float32]
@@ -36,13 +32,9 @@ final class ALSACaptureDeviceTests: XCTestCase {
 
     /// S16 from the device is converted to float exactly (k / 32768).
     func testSixteenBitCaptureIsConvertedToFloat() throws {
-        let directory = try VirtualCard().directory
         let source = (0..<960).map { Float(($0 * 53) % 300 - 150) / 512 }
-        let url = directory.appending(path: "source.wav")
-        try WAVAudio(sampleRate: 48_000, channels: 1, samples: source).write(to: url)
-        let card = try VirtualCard(directory: directory, captureSource: url)
+        let card = try cardCapturing(source)
         defer { try? card.remove() }
-        card.makeCurrent()
 
         var request = PlaybackRequest(device: card.hardwarePCMName, sampleRate: 48_000, channels: 1, periodFrames: 480, periodCount: 4)
         request.formats = [.s16]
@@ -51,5 +43,15 @@ final class ALSACaptureDeviceTests: XCTestCase {
         var captured = [Float](repeating: 1, count: 960)
         XCTAssertEqual(captured.withUnsafeMutableBufferPointer { device.read(into: $0.baseAddress!, frames: 960) }, 960)
         XCTAssertEqual(captured, source)
+    }
+
+    /// A current virtual card whose capture plays `source` (mono, 48 kHz), then silence.
+    func cardCapturing(_ source: [Float]) throws -> VirtualCard {
+        let directory = try VirtualCard().directory
+        let url = directory.appending(path: "source.wav")
+        try WAVAudio(sampleRate: 48_000, channels: 1, samples: source).write(to: url)
+        let card = try VirtualCard(directory: directory, captureSource: url)
+        card.makeCurrent()
+        return card
     }
 }

@@ -54,16 +54,7 @@ final class ALSAPlaybackDeviceTests: XCTestCase {
         defer { try? card.remove() }
         card.makeCurrent()
         let device = try PCMPlayback(PlaybackRequest(device: card.hardwarePCMName, periodFrames: 480, periodCount: 3))
-        device.close()
-        let samples = [Float](repeating: 0, count: 960)
-        XCTAssertEqual(device.wait(timeoutMilliseconds: 10), -EBADFD)
-        XCTAssertEqual(device.available(), -Int(EBADFD))
-        XCTAssertEqual(samples.withUnsafeBufferPointer { device.write($0.baseAddress!, frames: 480) }, -Int(EBADFD))
-        XCTAssertEqual(device.delay(), -Int(EBADFD))
-        XCTAssertEqual(device.recover(-EPIPE), -EBADFD)
-        device.drop()
-        device.drain()
-        device.close()
+        assertEveryCallReportsEBADFDAfterClose(device)
     }
 
     /// A device that does not exist is refused with one line naming it and the fix.

@@ -105,16 +105,7 @@ final class NullPlaybackDeviceTests: XCTestCase {
 
     func testAClosedDeviceReportsEBADFD() throws {
         let device = try NullPlaybackDevice(request)
-        device.close()
-        let samples = [Float](repeating: 0, count: 960)
-        XCTAssertEqual(device.wait(timeoutMilliseconds: 10), -EBADFD)
-        XCTAssertEqual(device.available(), -Int(EBADFD))
-        XCTAssertEqual(samples.withUnsafeBufferPointer { device.write($0.baseAddress!, frames: 480) }, -Int(EBADFD))
-        XCTAssertEqual(device.delay(), -Int(EBADFD))
-        XCTAssertEqual(device.recover(-EPIPE), -EBADFD)
-        device.drain()
-        device.drop()
-        device.close()
+        assertEveryCallReportsEBADFDAfterClose(device)
     }
 
     func testARequestOutOfRangeIsRefused() {

@@ -6,20 +6,7 @@ import SFXDevice
 /// says which devices reach it; with no server either, the virtual card as before. And `-v`
 /// reports the setup as negotiated, with server defaults. Each `sfx` runs with the machine's sound
 /// cards hidden (`SFXProgram.withoutSoundCards`), so the tests hold on machines with cards too.
-final class ServerChoiceTests: XCTestCase {
-    var server: PrivateSoundServer!
-
-    override func setUpWithError() throws {
-        guard FileManager.default.isExecutableFile(atPath: SFXProgram.url.path) else {
-            throw ServerTestFailure("\(SFXProgram.url.path) is missing: build it first (swift build --build-tests, as script/test does)")
-        }
-        server = try PrivateSoundServer()
-    }
-
-    override func tearDown() {
-        server?.shutdown()
-    }
-
+final class ServerChoiceTests: ServerTestCase {
     /// The session's variables with the machine's own ALSA configuration (no ALSA_CONFIG_PATH).
     var machineALSA: [String: String] {
         var environment = server.clientEnvironment(.pipewire)

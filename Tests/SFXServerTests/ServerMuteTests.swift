@@ -4,20 +4,7 @@ import SFXDevice
 
 /// Mute as the sound server sees it: the sink, and sfx's own stream muted in the mixer, which
 /// the server remembers and applies to every later sfx stream.
-final class ServerMuteTests: XCTestCase {
-    var server: PrivateSoundServer!
-
-    override func setUpWithError() throws {
-        guard FileManager.default.isExecutableFile(atPath: SFXProgram.url.path) else {
-            throw ServerTestFailure("\(SFXProgram.url.path) is missing: build it first (swift build --build-tests, as script/test does)")
-        }
-        server = try PrivateSoundServer()
-    }
-
-    override func tearDown() {
-        server?.shutdown()
-    }
-
+final class ServerMuteTests: ServerTestCase {
     /// A vibration "backend": a program that appends a line to a file per vibration.
     func buzzer() throws -> (program: URL, log: URL) {
         let program = server.directory.appending(path: "buzz")

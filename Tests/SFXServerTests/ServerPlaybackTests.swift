@@ -4,20 +4,7 @@ import XCTest
 /// `sfx` through a real sound server: a private PipeWire (see `PrivateSoundServer`), reached
 /// through PipeWire's own ALSA plugin and through the PulseAudio one, with the null sink's
 /// monitor recorded. Each test runs for both plugins.
-final class ServerPlaybackTests: XCTestCase {
-    var server: PrivateSoundServer!
-
-    override func setUpWithError() throws {
-        guard FileManager.default.isExecutableFile(atPath: SFXProgram.url.path) else {
-            throw ServerTestFailure("\(SFXProgram.url.path) is missing: build it first (swift build --build-tests, as script/test does)")
-        }
-        server = try PrivateSoundServer()
-    }
-
-    override func tearDown() {
-        server?.shutdown()
-    }
-
+final class ServerPlaybackTests: ServerTestCase {
     // MARK: Sound arrives
 
     func testSoundArrivesThroughPipeWirePlugin() throws { try soundArrives(.pipewire) }
