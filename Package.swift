@@ -2,7 +2,7 @@
 // sfx — a low-latency sound-effects and alert engine for Linux.
 //
 // Layers (each target imports only the layers below it):
-//   1. C       CALSA, CSndFile, CSoxr, CEBUR128, CGPIOD (system libraries); CSFXSystem, CSFXALSA, CSFXHaptics (shims), SFXSystem (typed checks over them);
+//   1. C       CALSA, CSndFile, CSoxr, CEBUR128, CFFmpeg, CGPIOD (system libraries); CSFXSystem, CSFXALSA, CSFXHaptics (shims), SFXSystem (typed checks over them);
 //              SFXCard (the virtual sound card plugin) and SFXCardSupport (its Swift side); SFXTesting (both, for games' tests)
 //   2. Core    SFXCore: cues, the mixer, lock-free queues — no devices, no files
 //   3. Media   SFXSoundDesign (the bundled sounds' synthesis), SFXMedia (decode, resample, encode, themes)
@@ -35,6 +35,8 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
         .target(
             name: "SFXCard",
             cSettings: [.define("PIC"), .unsafeFlags(["-fvisibility=default"])],
@@ -64,7 +66,7 @@ let package = Package(
         .target(name: "SFXSoundDesign"),
         // Keeps libmpg123 (under libsndfile) from printing to stderr: see mpg123_quiet.c.
         .target(name: "CSFXMedia"),
-        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CEBUR128", "CSFXMedia", "SFXSystem"]),
+        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CEBUR128", "CFFmpeg", "CSFXMedia", "SFXSystem"]),
 
         // 4. Device.
         .target(name: "SFXDevice", dependencies: ["SFXCore", "CALSA", "CSFXALSA", "CSFXPulse"]),

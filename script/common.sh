@@ -19,6 +19,7 @@ cd "$SFX_ROOT"
 # desktop; it is left alone: the virtual card's configuration does not load conf.d, and the
 # server tests use configurations of their own.
 SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libsoxr-dev libebur128-dev libgpiod-dev
+              libavformat-dev libavcodec-dev libavutil-dev libswresample-dev
               alsa-utils sound-theme-freedesktop sox gcc g++ binutils man-db zsh
               libpulse-dev pipewire pipewire-bin wireplumber pipewire-pulse dbus pulseaudio-utils
               pipewire-alsa libasound2-plugins)
