@@ -92,24 +92,28 @@ final class MemoryLockTests: XCTestCase {
 
     func testLockMemoryLocksTheProcessWhileTheEngineRuns() throws {
         let events = Mutex<[EngineEvent]>([])
-        XCTAssertEqual(try lockedKilobytes(), 0)
+        // A library loaded by an earlier test may hold a small locked pool of its own (libgcrypt's
+        // secure memory is 16 kB); the engine's lock is the whole process, far more than that.
+        let before = try lockedKilobytes()
+        XCTAssertLessThan(before, 1000)
         let setup = try EngineOnCard { configuration in
             configuration.lockMemory = true
             configuration.onEvent = { event in events.withLock { $0.append(event) } }
         }
         XCTAssertTrue(setup.engine.metrics.memoryLocked, "mlockall as root")
-        XCTAssertGreaterThan(try lockedKilobytes(), 1000)
+        XCTAssertGreaterThan(try lockedKilobytes(), before + 1000)
         setup.engine.play(try setup.engine.systemSound(named: "tock"))
         XCTAssertTrue(setup.engine.waitUntilIdle())
         setup.close()
-        XCTAssertEqual(try lockedKilobytes(), 0, "unlocked at close")
+        XCTAssertLessThanOrEqual(try lockedKilobytes(), before, "unlocked at close (munlockall)")
         XCTAssertFalse(events.withLock { $0.contains { if case .memoryLockRefused = $0 { true } else { false } } })
     }
 
     func testWithoutLockMemoryNothingIsLocked() throws {
+        let before = try lockedKilobytes()
         let setup = try EngineOnCard()
         defer { setup.close() }
         XCTAssertFalse(setup.engine.metrics.memoryLocked)
-        XCTAssertEqual(try lockedKilobytes(), 0)
+        XCTAssertEqual(try lockedKilobytes(), before, "the engine locked nothing")
     }
 }
