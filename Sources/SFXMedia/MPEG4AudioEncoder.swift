@@ -138,7 +138,7 @@ final class MPEG4AudioEncoder: RecordingEncoder {
     /// Encodes `frames` frames of `pending` from sample `start`.
     private func encode(from start: Int, frames: Int) throws {
         guard let frame, let codec else { return }
-        var result = av_frame_make_writable(frame)
+        let result = av_frame_make_writable(frame)
         guard result >= 0 else { throw MediaError(.failed(detail: "AAC frame: \(Self.message(result))"), subject: path) }
         frame.pointee.nb_samples = Int32(frames)
         let channels = encoding.channels

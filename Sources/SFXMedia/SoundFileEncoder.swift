@@ -34,6 +34,11 @@ final class SoundFileEncoder: RecordingEncoder {
         }
         self.handle = handle
         sf_command(handle, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE))
+        // 16-bit PCM: the clipping conversion scales by 2^15 (the plain one by 2^15 - 1), so
+        // k / 32768 is written as k and reads back exactly; +1.0 becomes 32767 instead of wrapping.
+        if encoding.format == .wav || encoding.format == .flac {
+            sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
+        }
         if let quality = encoding.quality.map({ min(max($0, 0), 1) }) {
             // libsndfile's compression level: for the lossy codecs 0 is the best quality (the
             // largest file); for FLAC it is the effort (1 the smallest file, same samples).
