@@ -3,12 +3,13 @@ import Foundation
 
 /// A recording in M4A: AAC-LC (FFmpeg's native encoder, planar float in) in fragmented MPEG-4
 /// (libavformat's `ipod` muxer with `movflags=empty_moov+default_base_moof` and
-/// `frag_duration=1 s`).
+/// `frag_duration=0.5 s`).
 ///
-/// Crash safety: the `moov` box goes out first, empty; each second of audio then follows as a
-/// self-contained `moof` + `mdat` fragment, pushed to the file at every `checkpoint()`. A killed
-/// process leaves a file that players and FFmpeg read up to its last complete fragment: no
-/// recovery step is needed on the next start.
+/// Crash safety: the `moov` box goes out first, empty; every half second of audio then follows
+/// as a self-contained `moof` + `mdat` fragment, pushed to the file at each `checkpoint()`. A
+/// killed process leaves a file that players and FFmpeg read up to its last complete fragment
+/// (all but at most the last 0.75 s: a fragment and a checkpoint interval): no recovery step is
+/// needed on the next start.
 final class MPEG4AudioEncoder: RecordingEncoder {
     let encoding: RecordingEncoding
     private(set) var framesWritten: Int64 = 0
@@ -77,7 +78,7 @@ final class MPEG4AudioEncoder: RecordingEncoder {
 
         var options: OpaquePointer?
         av_dict_set(&options, "movflags", "empty_moov+default_base_moof", 0)
-        av_dict_set(&options, "frag_duration", "1000000", 0)
+        av_dict_set(&options, "frag_duration", "500000", 0)
         result = avformat_write_header(context, &options)
         av_dict_free(&options)
         guard result >= 0 else { throw sink.error(path: path) ?? fail("M4A header", result) }

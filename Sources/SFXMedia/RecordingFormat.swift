@@ -13,7 +13,7 @@ public enum RecordingFormat: String, Sendable, Codable, CaseIterable {
     case vorbis
     /// MP3 (LAME through libsndfile): frames, readable up to the last one.
     case mp3
-    /// M4A: AAC-LC in fragmented MPEG-4 (a fragment a second), readable up to the last fragment.
+    /// M4A: AAC-LC in fragmented MPEG-4 (a fragment every half second), readable up to the last fragment.
     case m4a
 
     /// The file name extension ("wav", "opus", "m4a").
