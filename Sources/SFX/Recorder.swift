@@ -98,6 +98,15 @@ public final class Recorder: @unchecked Sendable {
     /// Overruns so far (each recovered at once; the frames the device dropped are missing).
     public var overruns: Int { capture?.overruns.load(ordering: .relaxed) ?? 0 }
 
+    /// Whether the capture thread got SCHED_FIFO (nil before it asked).
+    public var realtimeGranted: Bool? {
+        guard let status = capture?.realtimeStatus.load(ordering: .acquiring), status != 0 else { return nil }
+        return status > 0
+    }
+
+    /// The kernel's id of the capture thread (for `chrt -p`, `top -H`); 0 before it runs.
+    public var captureThreadID: Int32 { capture?.threadID.load(ordering: .acquiring) ?? 0 }
+
     /// The format the device agreed to (rate and channels are the file's); nil before `record()`.
     public var parameters: PlaybackParameters? { capture?.device.parameters }
 

@@ -38,6 +38,8 @@ final class CaptureLoop: @unchecked Sendable {
     let failure = Atomic<Int32>(0)
     /// 1 once SCHED_FIFO was granted, -errno once refused.
     let realtimeStatus = Atomic<Int32>(0)
+    /// The kernel's id of the capture thread (for `chrt -p`, `top -H`), 0 before it runs.
+    let threadID = Atomic<Int32>(0)
     private let stopRequested = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let buffer: UnsafeMutablePointer<Float>
@@ -73,6 +75,7 @@ final class CaptureLoop: @unchecked Sendable {
 
     private func run() {
         defer { finished.signal() }
+        threadID.store(sfx_gettid(), ordering: .releasing)
         var param = sched_param()
         param.sched_priority = realtimePriority
         let result = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param)
