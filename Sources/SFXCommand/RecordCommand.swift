@@ -21,7 +21,7 @@ enum RecordCommand: Subcommand {
         options: [output, format, rate.spec, channels.spec, maximum.spec, minimum.spec, prompt, device, bitRate.spec, quality.spec, quiet])
 
     static let output = OptionSpec.option("output", short: "o", value: "FILE", help: "The file to create (it must not exist; default: a timestamped name in the recordings directory).")
-    static let format = OptionSpec.option("format", value: "FORMAT", help: "\(RecordingFormat.names) (default: by -o's extension, else m4a).")
+    static let format = OptionSpec.option("format", value: RecordingFormat.names, help: "The file format (default: by -o's extension, else m4a).")
     static let rate = IntegerOption(spec: .option("rate", value: "HZ", help: "Sample rate to ask for, 8000 to 192000 (default 48000; Opus takes 8000, 12000, 16000, 24000, 48000)."), range: 8_000...192_000)
     static let channels = IntegerOption(spec: .option("channels", value: "N", help: "1 or 2 (default 1 for record, 2 for meter)."), range: 1...2)
     static let maximum = NumberOption(spec: .option("max", value: "SECONDS", help: "Stop by itself after this long."), range: 0.01...86_400)
