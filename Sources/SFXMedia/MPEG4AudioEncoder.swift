@@ -34,6 +34,9 @@ final class MPEG4AudioEncoder: RecordingEncoder {
         self.encoding = encoding
         self.path = path
         sink = DescriptorSink(fd)
+        // FFmpeg's own log lines ("Qavg", muxer notes) would interleave with sfx's output: every
+        // failure is reported here as a MediaError instead.
+        av_log_set_level(AV_LOG_QUIET)
         func fail(_ detail: String, _ code: Int32) -> MediaError {
             MediaError(.unsupportedOutput(detail: "\(detail): \(MPEG4AudioEncoder.message(code))"), subject: path)
         }

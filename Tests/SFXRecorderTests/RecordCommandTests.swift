@@ -112,6 +112,19 @@ final class RecordCommandTests: XCTestCase {
         XCTAssertTrue(missing.stderr.contains("no such recording"), missing.stderr)
     }
 
+    /// `sfx meter` off a terminal: one plain line a second with the card's level, and no file.
+    func testMeterPrintsPlainLinesWithoutRecording() throws {
+        let run = try Sfx(card).run(["meter", "--seconds", "2.2", "--channels", "1"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let lines = run.stderr.split(separator: "\n")
+        XCTAssertTrue((2...4).contains(lines.count), run.stderr)
+        XCTAssertTrue(lines.allSatisfy { $0.range(of: #"^\d\d:\d\d\.\d  1 -?\d+\.\d dBFS peak -?\d+\.\d$"#, options: .regularExpression) != nil }, run.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: card.directory.appending(path: "data/sfx/recordings").path))
+        let missing = try Sfx(card).run(["meter", "-D", "nosuchdevice"])
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertEqual(missing.stderr, "sfx: no capture device nosuchdevice: connect a microphone, or choose another device (--device; `sfx devices` lists them)\n")
+    }
+
     /// No such device, and no permission (a user outside the card's private directory, as a
     /// user outside the `audio` group meets /dev/snd): one line each with the fix; no file.
     func testDeviceErrorsAreOneLineWithTheFix() throws {
