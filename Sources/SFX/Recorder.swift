@@ -51,8 +51,11 @@ public final class Recorder: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     /// 0 running, 1 stop (keep), 2 cancel (delete).
     private let ending = Atomic<Int>(0)
-    private var capture: CaptureLoop?
-    private var levelTimer: DispatchSourceTimer?
+    /// Set once by `record()`; read from any thread.
+    private let captureSlot = Mutex<CaptureLoop?>(nil)
+    private var capture: CaptureLoop? { captureSlot.withLock { $0 } }
+    /// Set by `record()` before the writer starts, cancelled by the writer.
+    private let levelTimer = Mutex<DispatchSourceTimer?>(nil)
 
     private struct State {
         var started = false
@@ -151,7 +154,7 @@ public final class Recorder: @unchecked Sendable {
         // Four seconds of slack for the writer (a slow disk, a busy machine).
         let ring = SampleRing(capacity: parameters.sampleRate * parameters.channels * 4)
         let capture = CaptureLoop(device: device, ring: ring, frameLimit: max(limit, 1), realtimePriority: settings.realtimePriority)
-        self.capture = capture
+        captureSlot.withLock { $0 = capture }
         state.withLock { $0.url = url }
         send(.started(url))
         capture.start(mode: .recording)
@@ -299,7 +302,7 @@ public final class Recorder: @unchecked Sendable {
             _ = wake.wait(timeout: .now() + .milliseconds(20))
         }
         capture.device.close()
-        levelTimer?.cancel()
+        levelTimer.withLock { $0?.cancel() }
         let seconds = Double(encoder.framesWritten) / rate
         let last: RecorderEvent
         if how == 2 {
@@ -338,7 +341,7 @@ public final class Recorder: @unchecked Sendable {
         timer.setEventHandler { continuation.yield(meter.reading) }
         timer.setCancelHandler { continuation.finish() }
         timer.resume()
-        levelTimer = timer
+        levelTimer.withLock { $0 = timer }
     }
 
     private func send(_ event: RecorderEvent) {
