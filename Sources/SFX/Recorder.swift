@@ -55,7 +55,7 @@ public final class Recorder: @unchecked Sendable {
     private let captureSlot = Mutex<CaptureLoop?>(nil)
     private var capture: CaptureLoop? { captureSlot.withLock { $0 } }
     /// Set by `record()` before the writer starts, cancelled by the writer.
-    private let levelTimer = Mutex<DispatchSourceTimer?>(nil)
+    private let levelTimer = TimerSlot()
 
     private struct State {
         var started = false
@@ -302,7 +302,7 @@ public final class Recorder: @unchecked Sendable {
             _ = wake.wait(timeout: .now() + .milliseconds(20))
         }
         capture.device.close()
-        levelTimer.withLock { $0?.cancel() }
+        levelTimer.cancel()
         let seconds = Double(encoder.framesWritten) / rate
         let last: RecorderEvent
         if how == 2 {
@@ -341,7 +341,7 @@ public final class Recorder: @unchecked Sendable {
         timer.setEventHandler { continuation.yield(meter.reading) }
         timer.setCancelHandler { continuation.finish() }
         timer.resume()
-        levelTimer.withLock { $0 = timer }
+        levelTimer.set(timer)
     }
 
     private func send(_ event: RecorderEvent) {
@@ -362,4 +362,13 @@ public final class Recorder: @unchecked Sendable {
 private final class EncoderBox: @unchecked Sendable {
     let encoder: any RecordingEncoder
     init(_ encoder: any RecordingEncoder) { self.encoder = encoder }
+}
+
+/// The level timer, set by `record()` and cancelled by the writer thread.
+private final class TimerSlot: @unchecked Sendable {
+    private let lock = NSLock()
+    private var timer: DispatchSourceTimer?
+
+    func set(_ timer: DispatchSourceTimer) { lock.withLock { self.timer = timer } }
+    func cancel() { lock.withLock { timer?.cancel() } }
 }
