@@ -101,6 +101,10 @@ public final class Recorder: @unchecked Sendable {
     /// Overruns so far (each recovered at once; the frames the device dropped are missing).
     public var overruns: Int { capture?.overruns.load(ordering: .relaxed) ?? 0 }
 
+    /// Frames lost because the writer fell the ring's four seconds behind (a stalled disk); 0
+    /// normally. The file then lacks them, as after an overrun.
+    public var droppedFrames: Int { capture?.framesDropped.load(ordering: .relaxed) ?? 0 }
+
     /// Whether the capture thread got SCHED_FIFO (nil before it asked).
     public var realtimeGranted: Bool? {
         guard let status = capture?.realtimeStatus.load(ordering: .acquiring), status != 0 else { return nil }

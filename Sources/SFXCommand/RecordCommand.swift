@@ -99,6 +99,9 @@ enum RecordCommand: Subcommand {
         case .finished(let url, let duration):
             print("saved \(url.path) (\(String(format: "%.2f", duration)) s, \(settings.format.rawValue), \(size(url)))")
             if recorder.overruns > 0 { printError("\(recorder.overruns) overruns (recovered; a few milliseconds are missing at each)") }
+            if recorder.droppedFrames > 0 {
+                printError("\(recorder.droppedFrames) frames were lost while the disk was too slow; record to a faster disk")
+            }
             return 0
         case .discarded(let url, let reason):
             printError("discarded \(url.path): \(reason)")

@@ -46,6 +46,21 @@ final class RecordCommandTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: file.path))
     }
 
+    /// Ctrl-C (SIGINT) stops and saves, exit 0: the file is the signal from frame 0.
+    func testCtrlCStopsAndSaves() throws {
+        let file = card.directory.appending(path: "interrupted.flac")
+        let process = try Sfx(card).start(["record", "-o", file.path])
+        try process.waitForStart()
+        Thread.sleep(forTimeInterval: 0.7)
+        kill(process.process.processIdentifier, SIGINT)
+        let run = process.finish()
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stdout.hasPrefix("saved \(file.path) ("), run.stdout)
+        let saved = try Decoded.soundFile(file)
+        XCTAssertGreaterThan(saved.frames, 24_000)
+        assertSamplesEqual(saved.samples, Array(source.prefix(saved.frames)))
+    }
+
     /// SIGKILL mid-recording leaves a readable file holding all but at most the last second: a
     /// WAV whose header covers the frames written (the captured signal from frame 0, exactly),
     /// and an M4A that FFmpeg decodes up to its last fragment.
