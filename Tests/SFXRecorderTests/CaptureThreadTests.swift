@@ -53,6 +53,26 @@ final class CaptureThreadTests: XCTestCase {
         XCTAssertEqual(events.all[1], .overrun(count: 1))
     }
 
+    /// A device that goes away mid-recording ends it with `.failed(.deviceLost)`; the file keeps
+    /// what was captured until then, complete and readable.
+    func testALostDeviceEndsTheRecordingAndKeepsTheFile() throws {
+        let source = Signal.music(seconds: 5, channels: 1)
+        let card = try cardCapturing(source, channels: 1)
+        defer { try? card.remove() }
+        let settings = settings(.wav, card: card, channels: 1)
+        let recorder = try Recorder(settings: settings)
+        try recorder.record()
+        Thread.sleep(forTimeInterval: 0.5)
+        card.disconnect()
+        guard case .failed(let error) = recorder.waitUntilFinished(timeout: .seconds(10)) else { return XCTFail("not failed") }
+        guard case .deviceLost(let device, _) = error else { return XCTFail("\(error)") }
+        XCTAssertEqual(device, card.pcmName)
+        XCTAssertTrue(error.description.contains("what was recorded until then is kept"), error.description)
+        let saved = try Decoded.soundFile(settings.url!)
+        XCTAssertGreaterThan(saved.frames, 12_000)
+        assertSamplesEqual(saved.samples, Array(source.prefix(saved.frames)))
+    }
+
     func eventually(_ condition: () -> Bool) -> Bool {
         for _ in 0..<300 {
             if condition() { return true }
