@@ -32,6 +32,24 @@ final class RecordCommandTests: XCTestCase {
         assertSamplesEqual(try Decoded.soundFile(file).samples, Array(source.prefix(120_000)))
     }
 
+    /// On a terminal (a pseudo-terminal from script(1)): a bar per channel with the held peak's
+    /// mark, redrawn in place under a count-up timer.
+    func testOnATerminalItDrawsABarPerChannelWithAPeakMark() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { throw XCTSkip("script(1) is missing") }
+        let file = card.directory.appending(path: "tty.wav")
+        let command = "\(Sfx.program.path) record --max 1.3 --channels 2 -o \(file.path)"
+        let run = try Sfx(card).run(["-qc", command, "/dev/null"], via: URL(filePath: "/usr/bin/script"))
+        XCTAssertEqual(run.status, 0, run.stdout)
+        let screen = run.stdout
+        XCTAssertTrue(screen.contains("\u{1B}[3A"), "redrawn in place: \(screen.debugDescription)")
+        XCTAssertTrue(screen.contains("● 00:01."), screen)
+        for label in ["L [", "R ["] {
+            let line = try XCTUnwrap(screen.components(separatedBy: "\r\u{1B}[K").last { $0.hasPrefix(label) }, screen)
+            XCTAssertNotNil(line.range(of: #"^[LR] \[#+\.*\|\.*\] +-?\d+\.\d dB  peak +-?\d+\.\d"#, options: .regularExpression), line)
+        }
+        XCTAssertTrue(screen.contains("saved \(file.path) (1.30 s, wav, "), screen)
+    }
+
     /// Enter stops and saves; under --min the file is removed and the line says why (exit 1).
     func testEnterStopsAndTheMinimumDiscards() throws {
         let file = card.directory.appending(path: "short.opus")
@@ -223,7 +241,7 @@ struct Sfx {
     }
 
     func start(_ arguments: [String], limitFileSize: Int? = nil, asUser uid: UInt32? = nil, home: URL? = nil,
-               alsaConfiguration: URL? = nil) throws -> Running {
+               alsaConfiguration: URL? = nil, via wrapper: URL? = nil) throws -> Running {
         let running = Running()
         var environment = card.environment
         environment["XDG_DATA_HOME"] = card.directory.appending(path: "data").path
@@ -236,7 +254,10 @@ struct Sfx {
             environment["XDG_STATE_HOME"] = home.path
         }
         if let alsaConfiguration { environment["ALSA_CONFIG_PATH"] = alsaConfiguration.path }
-        if let limitFileSize {
+        if let wrapper {
+            running.process.executableURL = wrapper
+            running.process.arguments = arguments
+        } else if let limitFileSize {
             running.process.executableURL = URL(filePath: "/usr/bin/prlimit")
             running.process.arguments = ["--fsize=\(limitFileSize)", "--", Self.program.path] + arguments
         } else if let uid {
@@ -256,7 +277,7 @@ struct Sfx {
     }
 
     func run(_ arguments: [String], limitFileSize: Int? = nil, asUser uid: UInt32? = nil, home: URL? = nil,
-             alsaConfiguration: URL? = nil) throws -> Run {
-        try start(arguments, limitFileSize: limitFileSize, asUser: uid, home: home, alsaConfiguration: alsaConfiguration).finish()
+             alsaConfiguration: URL? = nil, via wrapper: URL? = nil) throws -> Run {
+        try start(arguments, limitFileSize: limitFileSize, asUser: uid, home: home, alsaConfiguration: alsaConfiguration, via: wrapper).finish()
     }
 }
