@@ -10,6 +10,10 @@ import Foundation
 /// killed process leaves a file that players and FFmpeg read up to its last complete fragment
 /// (all but at most the last 0.75 s: a fragment and a checkpoint interval): no recovery step is
 /// needed on the next start.
+///
+/// The AAC stream begins with the encoder's 1024 frames of priming (21.3 ms at 48 kHz): the
+/// fragmented file carries no edit list to hide them, so decoders output them first (as
+/// near-silence) and a length summed from the packets includes them.
 final class MPEG4AudioEncoder: RecordingEncoder {
     let encoding: RecordingEncoding
     private(set) var framesWritten: Int64 = 0
