@@ -16,6 +16,48 @@ public struct SavedRecording: Sendable, Codable, Hashable {
     public var format: String?
     /// Bytes on disk.
     public var size: Int64
+
+    private enum Key: String, CodingKey { case name, path, date, duration, format, size }
+
+    public init(name: String, path: String, date: Date, duration: Double?, format: String?, size: Int64) {
+        self.name = name
+        self.path = path
+        self.date = date
+        self.duration = duration
+        self.format = format
+        self.size = size
+    }
+
+    /// JSON: the date as ISO 8601 in local time with its offset ("2026-11-30T15:11:58+01:00").
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(path, forKey: .path)
+        try container.encode(Self.iso8601.string(from: date), forKey: .date)
+        try container.encode(duration, forKey: .duration)
+        try container.encode(format, forKey: .format)
+        try container.encode(size, forKey: .size)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        name = try container.decode(String.self, forKey: .name)
+        path = try container.decode(String.self, forKey: .path)
+        let text = try container.decode(String.self, forKey: .date)
+        guard let date = Self.iso8601.date(from: text) else {
+            throw DecodingError.dataCorruptedError(forKey: .date, in: container, debugDescription: "\(text) is not an ISO 8601 date")
+        }
+        self.date = date
+        duration = try container.decodeIfPresent(Double.self, forKey: .duration)
+        format = try container.decodeIfPresent(String.self, forKey: .format)
+        size = try container.decode(Int64.self, forKey: .size)
+    }
+
+    private static var iso8601: ISO8601DateFormatter {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = .current
+        return formatter
+    }
 }
 
 public enum RecordingStore {

@@ -128,12 +128,12 @@ final class RecordCommandTests: XCTestCase {
         XCTAssertEqual(try sfx.run(["record", "--max", "0.5", "--format", "flac"]).status, 0)
         let listed = try sfx.run(["recordings", "--json"])
         XCTAssertEqual(listed.status, 0, listed.stderr)
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .deferredToDate
         let recordings = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]]
         XCTAssertEqual(recordings?.count, 1)
         let name = try XCTUnwrap(recordings?.first?["name"] as? String)
         XCTAssertEqual(recordings?.first?["format"] as? String, "flac")
+        let date = try XCTUnwrap(recordings?.first?["date"] as? String)
+        XCTAssertNotNil(date.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)$"#, options: .regularExpression), date)
         XCTAssertEqual(recordings?.first?["duration"] as? Double ?? 0, 0.5, accuracy: 1e-9)
         let text = try sfx.run(["recordings"])
         XCTAssertTrue(text.stdout.hasPrefix(name + "  "), text.stdout)
