@@ -104,6 +104,8 @@ let package = Package(
         .testTarget(name: "SFXTests", dependencies: ["SFX", "SFXCardSupport", "CAllocationTrap"]),
         .testTarget(name: "SFXHapticsTests", dependencies: ["SFXHaptics", "CSFXHaptics"]),
         .testTarget(name: "SFXCommandTests", dependencies: ["SFXMedia"]),
+        // The recorder, meters and upload through the virtual card's capture (and `sfx record`).
+        .testTarget(name: "SFXRecorderTests", dependencies: ["SFX", "SFXMedia", "SFXCardSupport", "CSndFile", "CFFmpeg", "CAllocationTrap"]),
         // A separate game package that depends on this checkout by path, built and run on the virtual card.
         .testTarget(name: "SFXEmbeddingTests", dependencies: ["SFXTesting", "SFXMedia"]),
         // Against a private PipeWire (Tests/server/pipewire-session), through the pipewire and pulse ALSA plugins.

@@ -1,8 +1,9 @@
 /// The shape the capture side takes beside `PlaybackDevice`: the recorder's thread waits for a
 /// period, reads it, and hands it on, under the same real-time rules (no allocation, lock, log
 /// or I/O other than the device's in `wait`, `available`, `read` and `recover`; failures as a
-/// negative errno). `PCMCapture` is the ALSA conformer (`SystemCaptureDevices` opens it); the
-/// recorder that will read it does not exist yet.
+/// negative errno). `PCMCapture` is the ALSA conformer (`SystemCaptureDevices` opens it);
+/// `SFX.Recorder` and `SFX.LevelMonitor` read it on their capture thread. A capture stream
+/// starts with its first `read`: wait only once it runs.
 public protocol CaptureDevice: AnyObject {
     /// What the device agreed to (the same numbers as playback: format, rate, channels, period, buffer).
     var parameters: PlaybackParameters { get }

@@ -1,0 +1,124 @@
+import Foundation
+import Glibc
+import SFX
+import SFXMedia
+
+enum RecordCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "record", abstract: "Record from a capture device to a sound file, with a live level meter.",
+        discussion: """
+        Without -o the file goes to $XDG_DATA_HOME/sfx/recordings (~/.local/share/sfx/recordings), \
+        named by the time it began; an existing file is never overwritten. The format follows \
+        --format, else -o's extension, else m4a (AAC). Enter or Ctrl-C stops and saves; a recording \
+        shorter than --min is removed instead. On a terminal a bar per channel shows the level \
+        (average and held peak, dBFS) with a count-up timer; otherwise one plain line a second. \
+        The file stays readable if sfx is killed (all but at most the last second). A full disk \
+        stops the recording and keeps what was written. `sfx recordings` lists what was saved.
+        """,
+        examples: ["sfx record", "sfx record -o memo.opus --max 30 --min 1 --prompt tock",
+                   "sfx record -D hw:1 --format flac --channels 2 --rate 44100"],
+        positionals: [],
+        options: [output, format, rate.spec, channels.spec, maximum.spec, minimum.spec, prompt, device, bitRate.spec, quality.spec, quiet])
+
+    static let output = OptionSpec.option("output", short: "o", value: "FILE", help: "The file to create (it must not exist; default: a timestamped name in the recordings directory).")
+    static let format = OptionSpec.option("format", value: RecordingFormat.names, help: "The file format (default: by -o's extension, else m4a).")
+    static let rate = IntegerOption(spec: .option("rate", value: "HZ", help: "Sample rate to ask for, 8000 to 192000 (default 48000; Opus takes 8000, 12000, 16000, 24000, 48000)."), range: 8_000...192_000)
+    static let channels = IntegerOption(spec: .option("channels", value: "N", help: "1 or 2 (default 1 for record, 2 for meter)."), range: 1...2)
+    static let maximum = NumberOption(spec: .option("max", value: "SECONDS", help: "Stop by itself after this long."), range: 0.01...86_400)
+    static let minimum = NumberOption(spec: .option("min", value: "SECONDS", help: "Remove the recording if it is shorter than this."), range: 0...86_400)
+    static let prompt = OptionSpec.option("prompt", value: "SOUND", help: "Play this system sound (tock) or file first; capture starts after it ends.")
+    static let device = OptionSpec.option("device", short: "D", value: "PCM", help: "The ALSA capture device (default: the settings file, else default).")
+    static let bitRate = IntegerOption(spec: .option("bitrate", value: "BPS", help: "AAC bit rate for m4a, 16000 to 512000 (default 64000 a channel)."), range: 16_000...512_000)
+    static let quality = NumberOption(spec: .option("quality", value: "Q", help: "0 to 1 for opus, vorbis and mp3 (and flac's effort)."), range: 0...1)
+    static let quiet = OptionSpec.flag("quiet", short: "q", help: "No meter or progress; only the saved file's line (or the error).")
+
+    static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        let outputPath = arguments.value(output)
+        var settings = RecorderSettings()
+        if let name = arguments.value(format) {
+            guard let named = RecordingFormat(rawValue: name.lowercased()) ?? (name.lowercased() == "ogg" ? .vorbis : nil) else {
+                throw UsageError(message: "unknown format '\(name)': expected \(RecordingFormat.names)", command: spec)
+            }
+            settings.format = named
+        } else if let outputPath, let byName = RecordingFormat(fileName: outputPath) {
+            settings.format = byName
+        }
+        if let outputPath { settings.url = URL(filePath: outputPath) }
+        settings.sampleRate = try rate.read(arguments) ?? 48_000
+        settings.channels = try channels.read(arguments) ?? 1
+        settings.maxDuration = try maximum.read(arguments).map { .milliseconds(Int64(($0 * 1_000).rounded())) }
+        settings.minDuration = try minimum.read(arguments).map { .milliseconds(Int64(($0 * 1_000).rounded())) }
+        settings.bitRate = try bitRate.read(arguments)
+        settings.quality = try quality.read(arguments)
+        let userSettings = try CommandSettings.load(quiet: true)
+        settings.device = arguments.value(device) ?? userSettings.device ?? "default"
+        let quietly = arguments.flag(quiet)
+
+        var session: EngineSession?
+        if let name = arguments.value(prompt) {
+            var options = OutputOptions()
+            options.quiet = true
+            let opened = try EngineSession(options, settings: userSettings)
+            session = opened
+            let library = opened.engine.library
+            settings.prompt = name.contains("/") || FileManager.default.fileExists(atPath: name)
+                ? try library.load(contentsOf: URL(filePath: name)) : try library.systemSound(named: name)
+        }
+        defer { session?.engine.close() }
+
+        // A file-size limit (ulimit -f) must end the recording like a full disk, not kill sfx.
+        signal(SIGXFSZ, SIG_IGN)
+        let recorder: Recorder
+        do {
+            recorder = try Recorder(settings: settings, engine: session?.engine)
+            try recorder.record()
+        } catch {
+            throw Failure("\(error)")
+        }
+        let stop = StopRequest()
+        stop.onEnterOrInterrupt()
+        let parameters = recorder.parameters
+        if !quietly, let url = recorder.url, let parameters {
+            printError("recording to \(url.path) (\(settings.format.rawValue), \(parameters.sampleRate) Hz, \(parameters.channels) ch); Enter or Ctrl-C stops")
+        }
+        let display = LevelDisplay(channels: parameters?.channels ?? 1)
+        var last: RecorderEvent?
+        while last == nil {
+            if stop.requested {
+                last = recorder.stop()
+                break
+            }
+            last = recorder.waitUntilFinished(timeout: .microseconds(Int64(display.interval)))
+            if !quietly {
+                let reading = LevelReading(average: (0..<display.channels).map(recorder.averagePower(channel:)),
+                                           peak: (0..<display.channels).map(recorder.peakPower(channel:)))
+                display.show(reading, seconds: recorder.currentTime, prefix: "● ", final: last != nil)
+            }
+        }
+        switch last {
+        case .finished(let url, let duration):
+            print("saved \(url.path) (\(String(format: "%.2f", duration)) s, \(settings.format.rawValue), \(size(url)))")
+            if recorder.overruns > 0 { printError("\(recorder.overruns) overruns (recovered; a few milliseconds are missing at each)") }
+            if recorder.droppedFrames > 0 {
+                printError("\(recorder.droppedFrames) frames were lost while the disk was too slow; record to a faster disk")
+            }
+            return 0
+        case .discarded(let url, let reason):
+            printError("discarded \(url.path): \(reason)")
+            return 1
+        case .failed(let error):
+            printError("\(error)")
+            return 1
+        default:
+            printError("the recording did not end properly")
+            return 1
+        }
+    }
+
+    /// "52.1 kB"
+    static func size(_ url: URL) -> String {
+        var st = stat()
+        guard stat(url.path, &st) == 0 else { return "? bytes" }
+        return st.st_size < 1_000_000 ? String(format: "%.1f kB", Double(st.st_size) / 1_000) : String(format: "%.1f MB", Double(st.st_size) / 1_000_000)
+    }
+}

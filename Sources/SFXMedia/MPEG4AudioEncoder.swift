@@ -1,0 +1,250 @@
+import CFFmpeg
+import Foundation
+
+/// A recording in M4A: AAC-LC (FFmpeg's native encoder, planar float in) in fragmented MPEG-4
+/// (libavformat's `ipod` muxer with `movflags=empty_moov+default_base_moof` and
+/// `frag_duration=0.5 s`).
+///
+/// Crash safety: the `moov` box goes out first, empty; every half second of audio then follows
+/// as a self-contained `moof` + `mdat` fragment, pushed to the file at each `checkpoint()`. A
+/// killed process leaves a file that players and FFmpeg read up to its last complete fragment
+/// (all but at most the last 0.75 s: a fragment and a checkpoint interval): no recovery step is
+/// needed on the next start.
+///
+/// The AAC stream begins with the encoder's 1024 frames of priming (21.3 ms at 48 kHz): the
+/// fragmented file carries no edit list to hide them, so decoders output them first (as
+/// near-silence) and a length summed from the packets includes them.
+final class MPEG4AudioEncoder: RecordingEncoder {
+    let encoding: RecordingEncoding
+    private(set) var framesWritten: Int64 = 0
+    private let path: String
+    private let sink: DescriptorSink
+    private var format: UnsafeMutablePointer<AVFormatContext>?
+    private var codec: UnsafeMutablePointer<AVCodecContext>?
+    private var io: UnsafeMutablePointer<AVIOContext>?
+    private var frame: UnsafeMutablePointer<AVFrame>?
+    private var packet: UnsafeMutablePointer<AVPacket>?
+    private let stream: UnsafeMutablePointer<AVStream>
+    /// AAC's frame (1024 samples a channel).
+    private let frameSize: Int
+    /// Interleaved samples not yet making a whole AAC frame.
+    private var pending: [Float] = []
+    private var nextTimestamp: Int64 = 0
+
+    /// The bit rates accepted (bits per second).
+    static let bitRates = 16_000...512_000
+
+    init(descriptor fd: Int32, path: String, encoding: RecordingEncoding) throws {
+        self.encoding = encoding
+        self.path = path
+        sink = DescriptorSink(fd)
+        // FFmpeg's own log lines ("Qavg", muxer notes) would interleave with sfx's output: every
+        // failure is reported here as a MediaError instead.
+        av_log_set_level(AV_LOG_QUIET)
+        func fail(_ detail: String, _ code: Int32) -> MediaError {
+            MediaError(.unsupportedOutput(detail: "\(detail): \(MPEG4AudioEncoder.message(code))"), subject: path)
+        }
+        guard let aac = avcodec_find_encoder(AV_CODEC_ID_AAC) else {
+            throw MediaError(.unsupportedOutput(detail: "this FFmpeg has no AAC encoder; install Debian's libavcodec59"), subject: path)
+        }
+        let bitRate = encoding.bitRate ?? 64_000 * encoding.channels
+        guard Self.bitRates.contains(bitRate) else {
+            throw MediaError(.unsupportedOutput(detail: "AAC at \(bitRate) b/s; give 16000 to 512000"), subject: path)
+        }
+        var context: UnsafeMutablePointer<AVFormatContext>?
+        var result = avformat_alloc_output_context2(&context, nil, "ipod", nil)
+        guard result >= 0, let context else { throw fail("no M4A muxer", result) }
+        format = context
+        guard let codec = avcodec_alloc_context3(aac) else { throw fail("no AAC encoder context", sfx_averror(ENOMEM)) }
+        self.codec = codec
+        codec.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
+        codec.pointee.sample_rate = Int32(encoding.sampleRate)
+        av_channel_layout_default(&codec.pointee.ch_layout, Int32(encoding.channels))
+        codec.pointee.bit_rate = Int64(bitRate)
+        codec.pointee.time_base = AVRational(num: 1, den: Int32(encoding.sampleRate))
+        if context.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 {
+            codec.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
+        }
+        result = avcodec_open2(codec, aac, nil)
+        guard result >= 0 else { throw fail("AAC cannot take \(encoding.channels) channels at \(encoding.sampleRate) Hz", result) }
+        frameSize = Int(codec.pointee.frame_size > 0 ? codec.pointee.frame_size : 1024)
+        guard let stream = avformat_new_stream(context, nil) else { throw fail("no stream", sfx_averror(ENOMEM)) }
+        self.stream = stream
+        stream.pointee.time_base = codec.pointee.time_base
+        result = avcodec_parameters_from_context(stream.pointee.codecpar, codec)
+        guard result >= 0 else { throw fail("codec parameters", result) }
+
+        let bufferSize: Int32 = 1 << 16
+        guard let buffer = av_malloc(Int(bufferSize)),
+              let io = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), bufferSize, 1,
+                                          Unmanaged.passUnretained(sink).toOpaque(), nil, DescriptorSink.write, DescriptorSink.seek) else {
+            throw fail("no I/O context", sfx_averror(ENOMEM))
+        }
+        self.io = io
+        context.pointee.pb = io
+
+        var options: OpaquePointer?
+        av_dict_set(&options, "movflags", "empty_moov+default_base_moof", 0)
+        av_dict_set(&options, "frag_duration", "500000", 0)
+        result = avformat_write_header(context, &options)
+        av_dict_free(&options)
+        guard result >= 0 else { throw sink.error(path: path) ?? fail("M4A header", result) }
+        avio_flush(io)
+        if let error = sink.error(path: path) { throw error }
+
+        frame = av_frame_alloc()
+        packet = av_packet_alloc()
+        guard let frame, packet != nil else { throw fail("no frame", sfx_averror(ENOMEM)) }
+        frame.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
+        frame.pointee.sample_rate = Int32(encoding.sampleRate)
+        frame.pointee.nb_samples = Int32(frameSize)
+        av_channel_layout_copy(&frame.pointee.ch_layout, &codec.pointee.ch_layout)
+        result = av_frame_get_buffer(frame, 0)
+        guard result >= 0 else { throw fail("no frame buffer", result) }
+        pending.reserveCapacity(frameSize * encoding.channels * 2)
+    }
+
+    deinit { release() }
+
+    func append(_ samples: UnsafeBufferPointer<Float>) throws {
+        guard codec != nil else { throw MediaError(.failed(detail: "the recording is already closed"), subject: path) }
+        let channels = encoding.channels
+        pending.append(contentsOf: samples.prefix(samples.count - samples.count % channels))
+        framesWritten += Int64(samples.count / channels)
+        var start = 0
+        while pending.count - start >= frameSize * channels {
+            try encode(from: start, frames: frameSize)
+            start += frameSize * channels
+        }
+        pending.removeFirst(start)
+    }
+
+    func checkpoint() throws {
+        guard let io else { return }
+        avio_flush(io)
+        if let error = sink.error(path: path) { throw error }
+    }
+
+    func finish() throws {
+        guard let codec, let format, let io else { return }
+        defer { release() }
+        let channels = encoding.channels
+        if !pending.isEmpty { try encode(from: 0, frames: pending.count / channels) }
+        pending.removeAll()
+        try send(nil, codec: codec)
+        let result = av_write_trailer(format)
+        avio_flush(io)
+        if let error = sink.error(path: path) { throw error }
+        guard result >= 0 else { throw MediaError(.failed(detail: "cannot be completed: \(Self.message(result))"), subject: path) }
+        guard fsync(sink.fd) == 0 || errno == EINVAL else { throw RecordingFile.writeError(errno, detail: "fsync", path: path) }
+    }
+
+    func abandon() { release() }
+
+    // MARK: Private
+
+    /// Encodes `frames` frames of `pending` from sample `start`.
+    private func encode(from start: Int, frames: Int) throws {
+        guard let frame, let codec else { return }
+        let result = av_frame_make_writable(frame)
+        guard result >= 0 else { throw MediaError(.failed(detail: "AAC frame: \(Self.message(result))"), subject: path) }
+        frame.pointee.nb_samples = Int32(frames)
+        let channels = encoding.channels
+        pending.withUnsafeBufferPointer { source in
+            for c in 0..<channels {
+                let plane = UnsafeMutableRawPointer(frame.pointee.extended_data[c]!).assumingMemoryBound(to: Float.self)
+                for i in 0..<frames { plane[i] = source[start + i * channels + c] }
+            }
+        }
+        frame.pointee.pts = nextTimestamp
+        nextTimestamp += Int64(frames)
+        try send(frame, codec: codec)
+    }
+
+    /// Sends a frame (nil: the end) and writes every packet the encoder gives back.
+    private func send(_ frame: UnsafeMutablePointer<AVFrame>?, codec: UnsafeMutablePointer<AVCodecContext>) throws {
+        guard let packet, let format else { return }
+        var result = avcodec_send_frame(codec, frame)
+        guard result >= 0 else { throw MediaError(.failed(detail: "AAC encoding failed: \(Self.message(result))"), subject: path) }
+        while true {
+            result = avcodec_receive_packet(codec, packet)
+            if result == sfx_averror_eagain() || result == sfx_averror_eof() { return }
+            guard result >= 0 else { throw MediaError(.failed(detail: "AAC encoding failed: \(Self.message(result))"), subject: path) }
+            av_packet_rescale_ts(packet, codec.pointee.time_base, stream.pointee.time_base)
+            packet.pointee.stream_index = stream.pointee.index
+            result = av_write_frame(format, packet)
+            av_packet_unref(packet)
+            if let error = sink.error(path: path) { throw error }
+            guard result >= 0 else { throw MediaError(.failed(detail: "cannot be written: \(Self.message(result))"), subject: path) }
+        }
+    }
+
+    private func release() {
+        if frame != nil { av_frame_free(&frame) }
+        if packet != nil { av_packet_free(&packet) }
+        if codec != nil { avcodec_free_context(&codec) }
+        if let format {
+            format.pointee.pb = nil
+            avformat_free_context(format)
+            self.format = nil
+        }
+        if let io {
+            if let buffer = io.pointee.buffer { av_free(buffer) }
+            var pointer: UnsafeMutablePointer<AVIOContext>? = io
+            avio_context_free(&pointer)
+            self.io = nil
+        }
+        sink.close()
+    }
+
+    static func message(_ code: Int32) -> String {
+        var text = [CChar](repeating: 0, count: 128)
+        av_strerror(code, &text, text.count)
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// libavformat's output: a file descriptor of ours (opened O_EXCL | O_NOFOLLOW, 0600), with the
+/// first write error kept for the encoder to report.
+final class DescriptorSink {
+    private(set) var fd: Int32
+    /// The errno of the first failed write or seek, 0 while all is well.
+    private(set) var failure: Int32 = 0
+
+    init(_ fd: Int32) { self.fd = fd }
+
+    func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+
+    func error(path: String) -> MediaError? {
+        failure == 0 ? nil : RecordingFile.writeError(failure, detail: String(cString: strerror(failure)), path: path)
+    }
+
+    static let write: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UInt8>?, Int32) -> Int32 = { opaque, buffer, size in
+        let sink = Unmanaged<DescriptorSink>.fromOpaque(opaque!).takeUnretainedValue()
+        guard sink.failure == 0 else { return sfx_averror(sink.failure) }
+        var done = 0
+        while done < Int(size) {
+            let n = Glibc.write(sink.fd, buffer! + done, Int(size) - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                sink.failure = errno
+                return sfx_averror(errno)
+            }
+            done += n
+        }
+        return size
+    }
+
+    static let seek: @convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -> Int64 = { opaque, offset, whence in
+        let sink = Unmanaged<DescriptorSink>.fromOpaque(opaque!).takeUnretainedValue()
+        if whence & Int32(AVSEEK_SIZE) != 0 {
+            var st = stat()
+            return fstat(sink.fd, &st) == 0 ? Int64(st.st_size) : Int64(sfx_averror(errno))
+        }
+        let position = lseek(sink.fd, off_t(offset), whence & ~Int32(AVSEEK_FORCE))
+        return position < 0 ? Int64(sfx_averror(errno)) : Int64(position)
+    }
+}

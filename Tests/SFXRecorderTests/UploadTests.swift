@@ -1,0 +1,125 @@
+// Uploads to a local HTTP server (Tests/http/upload-server.py on 127.0.0.1, an ephemeral port),
+// which stores the headers and bytes it received for the test to check.
+import Foundation
+import XCTest
+import SFX
+import SFXCardSupport
+import SFXMedia
+
+final class UploadTests: XCTestCase {
+    var card: VirtualCard!
+    var server: Process!
+    var serverInput: Pipe!
+    var port = 0
+
+    override func setUpWithError() throws {
+        card = try cardCapturing(Signal.music(seconds: 3, channels: 1), channels: 1)
+        let received = card.directory.appending(path: "received")
+        try FileManager.default.createDirectory(at: received, withIntermediateDirectories: false)
+        let script = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appending(path: "http/upload-server.py")
+        server = Process()
+        server.executableURL = URL(filePath: "/usr/bin/python3")
+        server.arguments = [script.path, received.path]
+        let output = Pipe()
+        serverInput = Pipe()
+        server.standardOutput = output
+        server.standardInput = serverInput
+        try server.run()
+        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        port = try XCTUnwrap(Int(line.trimmingCharacters(in: .whitespacesAndNewlines)), "the server's port: \(line)")
+    }
+
+    override func tearDownWithError() throws {
+        try? serverInput?.fileHandleForWriting.close()
+        server?.waitUntilExit()
+        try card?.remove()
+    }
+
+    /// What the server stored for request `n`: its method, path and headers, and its body.
+    func received(_ n: Int) throws -> (method: String, path: String, headers: [String: String], body: Data) {
+        let base = card.directory.appending(path: "received/request-\(n)")
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: base.appendingPathExtension("json"))) as! [String: Any]
+        return (json["method"] as! String, json["path"] as! String, json["headers"] as! [String: String],
+                try Data(contentsOf: base.appendingPathExtension("body")))
+    }
+
+    func record(_ format: RecordingFormat, name: String) throws -> URL {
+        card.makeCurrent()
+        var settings = settings(format, card: card, channels: 1, name: name)
+        settings.maxDuration = .milliseconds(500)
+        let recorder = try Recorder(settings: settings)
+        try recorder.record()
+        guard case .finished(let url, _) = recorder.waitUntilFinished(timeout: .seconds(10)) else { throw CardError("not recorded") }
+        return url
+    }
+
+    /// PUT: the bytes arrive unchanged, with the Content-Type of the content — not of the name:
+    /// an Opus file named .bin is still audio/ogg, an M4A named .dat audio/mp4.
+    func testPutSendsTheBytesWithTheContentsType() async throws {
+        for (format, name) in [(RecordingFormat.opus, "take.bin"), (.m4a, "take.dat"), (.mp3, "take"), (.flac, "take.wav")] {
+            let file = try record(format, name: name)
+            let response = try await Upload.send(file, to: URL(string: "http://127.0.0.1:\(port)/upload/\(name)")!)
+            XCTAssertEqual(response.status, 201)
+            XCTAssertEqual(response.contentType, format.mimeType)
+            try FileManager.default.removeItem(at: file)
+        }
+        for (n, format) in [RecordingFormat.opus, .m4a, .mp3, .flac].enumerated() {
+            let request = try received(n + 1)
+            XCTAssertEqual(request.method, "PUT")
+            XCTAssertEqual(request.headers["content-type"], format.mimeType)
+        }
+        XCTAssertEqual(try received(1).headers["content-type"], "audio/ogg")
+        XCTAssertEqual(try received(2).headers["content-type"], "audio/mp4")
+    }
+
+    /// The bytes a PUT sends are the file's, every one.
+    func testPutBodyIsTheFile() async throws {
+        let file = try record(.wav, name: "exact.wav")
+        _ = try await Upload.send(file, to: URL(string: "http://127.0.0.1:\(port)/x")!)
+        XCTAssertEqual(try received(1).body, try Data(contentsOf: file))
+        XCTAssertEqual(try received(1).headers["content-length"], String(try Data(contentsOf: file).count))
+    }
+
+    /// multipart/form-data POST: the file in the named field, with its name and Content-Type.
+    func testMultipartPostPutsTheFileInTheField() async throws {
+        let file = try record(.m4a, name: "memo.m4a")
+        let response = try await Upload.send(file, to: URL(string: "http://127.0.0.1:\(port)/form")!, method: .multipart(field: "audio"))
+        XCTAssertEqual(response.status, 201)
+        let request = try received(1)
+        XCTAssertEqual(request.method, "POST")
+        let type = try XCTUnwrap(request.headers["content-type"])
+        XCTAssertTrue(type.hasPrefix("multipart/form-data; boundary="), type)
+        let boundary = String(type.dropFirst("multipart/form-data; boundary=".count))
+        var expected = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"audio\"; filename=\"memo.m4a\"\r\nContent-Type: audio/mp4\r\n\r\n".utf8)
+        expected += try Data(contentsOf: file)
+        expected += Data("\r\n--\(boundary)--\r\n".utf8)
+        XCTAssertEqual(request.body, expected)
+    }
+
+    /// 4xx and 5xx: an error whose one line has the status and the server's words.
+    func testAServerErrorIsOneLineWithItsStatusAndBody() async throws {
+        let file = try record(.opus, name: "memo.opus")
+        let url = "http://127.0.0.1:\(port)/status/413"
+        do {
+            _ = try await Upload.send(file, to: URL(string: url)!)
+            XCTFail("a 413 was taken for success")
+        } catch {
+            XCTAssertEqual(error, .rejected(url: url, status: 413, body: "rejected by the test server\nsecond line\n"))
+            XCTAssertEqual(error.description, "\(url): the server answered 413 Payload Too Large: rejected by the test server / second line")
+        }
+    }
+
+    /// `sfx upload`: exit 0 with the type on success; exit 1 and one line on a 500.
+    func testTheCommandUploadsAndFailsOnServerErrors() throws {
+        let file = try record(.opus, name: "cli.opus")
+        let ok = try Sfx(card).run(["upload", file.path, "http://127.0.0.1:\(port)/cli"])
+        XCTAssertEqual(ok.status, 0, ok.stderr)
+        XCTAssertEqual(ok.stdout, "uploaded \(file.path) as audio/ogg: 201\n")
+        XCTAssertEqual(try received(1).body, try Data(contentsOf: file))
+        let failed = try Sfx(card).run(["upload", file.path, "http://127.0.0.1:\(port)/status/500", "--form", "audio"])
+        XCTAssertEqual(failed.status, 1)
+        XCTAssertTrue(failed.stderr.hasPrefix("sfx: http://127.0.0.1:\(port)/status/500: the server answered 500 "), failed.stderr)
+        XCTAssertTrue(failed.stderr.hasSuffix(": rejected by the test server / second line\n"), failed.stderr)
+        XCTAssertEqual(failed.stderr.split(separator: "\n").count, 1)
+    }
+}
