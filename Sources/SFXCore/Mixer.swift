@@ -44,10 +44,11 @@
 ///   channel-gain domain; so do group gain, group mute and master gain.
 /// - **Fade-in**: a play may ask for a longer fade-in (`PlayRequest.fadeInFrames`): the same
 ///   linear envelope over max(fadeInFrames, startFadeFrames) frames.
-/// - **Pause** of a voice, a group or everything glides a gain (the voice's, the group bus's or
-///   the master's) to 0 over `smoothingFrames`, so it never clicks; once silent the voices stop
-///   advancing and keep their positions. Resume glides back from there to 1. A voice stopped
-///   while paused and silent ends at once.
+/// - **Pause** of a voice, a group or everything glides each voice's pause gain to 0 over
+///   `smoothingFrames`, so it never clicks; once silent the voice stops advancing and keeps its
+///   position. Resume glides back from there to 1. A voice is held while any of the three pauses
+///   it (a voice started in a paused group or while everything is paused starts held). A voice
+///   stopped while paused and silent ends at once.
 /// - **Rate** (0.5…2) changes speed and pitch together, as SoundPool's setRate: the voice moves
 ///   `rate` source frames per output frame and each output frame is the straight line between the
 ///   two source frames around its position (linear interpolation). At rate 1 the samples pass
@@ -62,7 +63,8 @@
 /// ## Ducking
 /// While a voice of a trigger group plays (not paused), each group it ducks is multiplied by the
 /// rule's gain, glided in over its attack and back out over its release (`Ducking`; by default
-/// alerts lower music by 12 dB). The decision is taken once per render block.
+/// alerts lower music by 12 dB). The ramps start at the frame the first trigger voice starts and
+/// at the frame after the last one ends, whatever the render blocks.
 ///
 /// ## Voices, stealing and events
 /// At most `maxVoices` voices play at once. A play beyond that steals the lowest-priority voice
@@ -162,8 +164,7 @@ public final class Mixer: @unchecked Sendable {
     private struct Group {
         var gain = Ramp(1)
         var mute = Ramp(1)
-        /// Glides to 0 while the group is paused; its voices hold once it is silent.
-        var pause = Ramp(1)
+        /// The group is paused: its voices, and those started in it meanwhile, are held.
         var paused = false
         /// The gain other groups' ducking rules put on this group now.
         var duck = Ramp(1)
@@ -188,9 +189,8 @@ public final class Mixer: @unchecked Sendable {
         var master = Ramp(1)
         var limiter: Limiter
         var playCount: UInt64 = 0
-        /// Everything paused (`setAllPaused`): the master glides to 0 and voices hold.
+        /// Everything paused (`setAllPaused`): every voice, and those started meanwhile, is held.
         var paused = false
-        var pause = Ramp(1)
     }
 
     /// One entry of the `VoiceID` → slot table; `slot` < 0 marks an empty entry.
@@ -214,6 +214,9 @@ public final class Mixer: @unchecked Sendable {
     /// Cues being released: their keys, and the frame at which their latest voice ended.
     private let releasingCues: UnsafeMutablePointer<(key: UInt32, lastEnd: Int)>
     private let state: UnsafeMutablePointer<State>
+    /// Per group, during one render block: frames from the block's start until its last voice
+    /// that counts for ducking stopped sounding (the block's length while one still sounds).
+    private let duckUntil: UnsafeMutablePointer<Int>
 
     public init(format: AudioFormat, configuration: Configuration) {
         let c = configuration.normalized
@@ -241,6 +244,8 @@ public final class Mixer: @unchecked Sendable {
         indexMask = indexSize - 1
         state = .allocate(capacity: 1)
         state.initialize(to: State(limiter: Limiter(threshold: c.limiterThreshold, releaseFrames: c.limiterReleaseFrames)))
+        duckUntil = .allocate(capacity: SoundGroup.count)
+        duckUntil.initialize(repeating: 0, count: SoundGroup.count)
         for rule in c.ducking { setDucking(rule) }
     }
 
@@ -258,6 +263,7 @@ public final class Mixer: @unchecked Sendable {
         occupied.deallocate()
         index.deallocate()
         state.deallocate()
+        duckUntil.deallocate()
     }
 
     // MARK: Commands
@@ -313,30 +319,33 @@ public final class Mixer: @unchecked Sendable {
         case .playStream(let request):
             playStream(request)
         case .pause(let voice):
-            if let slot = slot(of: voice), voices[slot].phase == .playing, !voices[slot].paused {
-                voices[slot].paused = true
-                voices[slot].hold.glide(to: 0, over: configuration.smoothingFrames)
-            }
+            if let slot = slot(of: voice) { setPause(slot, VoiceSlot.pausedByVoice, true) }
         case .resume(let voice):
-            if let slot = slot(of: voice), voices[slot].paused {
-                voices[slot].paused = false
-                voices[slot].hold.glide(to: 1, over: configuration.smoothingFrames)
-            }
+            if let slot = slot(of: voice) { setPause(slot, VoiceSlot.pausedByVoice, false) }
         case .setRate(let voice, let rate):
             if let slot = slot(of: voice) { voices[slot].rate = Double(Mixer.clampedRate(rate)) }
         case .setGroupPaused(let group, let paused):
             let g = Int(group.rawValue)
-            if groups[g].paused != paused {
-                groups[g].paused = paused
-                groups[g].pause.glide(to: paused ? 0 : 1, over: configuration.smoothingFrames)
+            groups[g].paused = paused
+            forEachVoice { slot in
+                if voices[slot].group == g { setPause(slot, VoiceSlot.pausedByGroup, paused) }
             }
         case .setAllPaused(let paused):
-            if state.pointee.paused != paused {
-                state.pointee.paused = paused
-                state.pointee.pause.glide(to: paused ? 0 : 1, over: configuration.smoothingFrames)
-            }
+            state.pointee.paused = paused
+            forEachVoice { slot in setPause(slot, VoiceSlot.pausedByAll, paused) }
         case .setDucking(let rule):
             setDucking(Mixer.clampedDucking(rule))
+        }
+    }
+
+    /// Sets or clears one reason for a voice to be paused; the pause gain glides to 0 when the
+    /// first reason appears and back to 1 when the last one goes. Fading voices are not paused.
+    private func setPause(_ slot: Int, _ reason: UInt8, _ paused: Bool) {
+        guard voices[slot].phase == .playing || !paused else { return }
+        let was = voices[slot].pauses
+        voices[slot].pauses = paused ? was | reason : was & ~reason
+        if (was == 0) != (voices[slot].pauses == 0) {
+            voices[slot].hold.glide(to: voices[slot].pauses == 0 ? 1 : 0, over: configuration.smoothingFrames)
         }
     }
 
@@ -410,10 +419,7 @@ public final class Mixer: @unchecked Sendable {
         voice.stream = request.stream
         voice.cueChannels = channels
         voice.rate = Double(Mixer.clampedRate(request.rate))
-        if request.paused {
-            voice.paused = true
-            voice.hold = Ramp(0)
-        }
+        if request.paused { voice.pauses = VoiceSlot.pausedByVoice }
         start(voice, id: request.voice, gain: request.gain, pan: request.pan, group: request.group,
               priority: request.priority, fadeInFrames: request.fadeInFrames)
     }
@@ -435,6 +441,9 @@ public final class Mixer: @unchecked Sendable {
         voice.left = Ramp(l)
         voice.right = Ramp(r)
         voice.envelope.glide(to: 1, over: max(configuration.startFadeFrames, fadeInFrames))
+        if groups[voice.group].paused { voice.pauses |= VoiceSlot.pausedByGroup }
+        if state.pointee.paused { voice.pauses |= VoiceSlot.pausedByAll }
+        if voice.pauses != 0 { voice.hold = Ramp(0) }
         voices[slot] = voice
         occupy(slot, id: id)
         state.pointee.playCount += 1
@@ -482,17 +491,10 @@ public final class Mixer: @unchecked Sendable {
         let firstEvent = state.pointee.eventCount
         let frameTime = state.pointee.frameTime
         var busInUse: UInt32 = 0
-        /// Groups with a voice playing (for ducking).
-        var sounding: UInt32 = 0
-        let allHeld = state.pointee.paused && state.pointee.pause.isSettled
+        duckUntil.update(repeating: 0, count: SoundGroup.count)
         forEachVoice { slot in
             let group = voices[slot].group
-            if allHeld || (groups[group].paused && groups[group].pause.isSettled) {
-                // Held by a pause: silent, position kept; a voice stopped meanwhile ends now.
-                if voices[slot].phase == .fading { end(slot, at: frameTime) }
-                return
-            }
-            if voices[slot].phase == .playing && !voices[slot].paused { sounding |= 1 << group }
+            let counts = voices[slot].phase == .playing && voices[slot].pauses == 0
             let bus = buses + group * busSize
             if busInUse & (1 << group) == 0 {
                 bus.update(repeating: 0, count: frames * channels)
@@ -500,23 +502,27 @@ public final class Mixer: @unchecked Sendable {
             }
             if let produced = voices[slot].mix(into: bus, frames: frames, outputChannels: channels) {
                 end(slot, at: frameTime + produced)
+                if counts { duckUntil[group] = max(duckUntil[group], produced) }
+            } else if counts {
+                duckUntil[group] = frames
             }
         }
         postReleasedCues()
         sortEvents(from: firstEvent)
-        duck(sounding: sounding)
 
+        var nextDuck = 0
         for i in 0..<frames {
+            if i == nextDuck { nextDuck = duck(at: i) }
             let frame = output + i * channels
             for c in 0..<channels { frame[c] = 0 }
             for group in 0..<SoundGroup.count {
                 let gain = groups[group].gain.next() * groups[group].mute.next()
-                    * groups[group].pause.next() * groups[group].duck.next()
+                    * groups[group].duck.next()
                 guard busInUse & (1 << group) != 0 else { continue }
                 let bus = buses + group * busSize + i * channels
                 for c in 0..<channels { frame[c] += bus[c] * gain }
             }
-            let masterGain = state.pointee.master.next() * state.pointee.pause.next()
+            let masterGain = state.pointee.master.next()
             for c in 0..<channels { frame[c] *= masterGain }
             state.pointee.limiter.process(frame, channels: channels)
         }
@@ -524,8 +530,15 @@ public final class Mixer: @unchecked Sendable {
     }
 
     /// Glides each group's duck gain towards the lowest gain of the rules whose trigger group
-    /// has a voice playing (`sounding`), or back to 1.
-    private func duck(sounding: UInt32) {
+    /// has a voice sounding at frame `i` of the block, or back to 1; returns the next frame at
+    /// which a trigger group falls silent (when this must be done again).
+    private func duck(at i: Int) -> Int {
+        var sounding: UInt32 = 0
+        var next = Int.max
+        for group in 0..<SoundGroup.count where duckUntil[group] > i {
+            sounding |= 1 << group
+            next = min(next, duckUntil[group])
+        }
         for target in 0..<SoundGroup.count {
             let bit = UInt32(1) << UInt32(target)
             var gain: Float = 1
@@ -542,6 +555,7 @@ public final class Mixer: @unchecked Sendable {
                 groups[target].duck.glide(to: gain, over: gain < groups[target].duck.value ? attack : release)
             }
         }
+        return next
     }
 
     // MARK: Voice slots

@@ -46,9 +46,15 @@ struct VoiceSlot {
     /// frame `position` and the next, 0..<1.
     var rate: Double = 1
     var fraction: Double = 0
-    /// Set by `.pause`: the voice ramps `hold` to 0, then keeps its position without advancing.
-    var paused = false
+    /// Why the voice is paused (`pausedByVoice`, `pausedByGroup`, `pausedByAll`), 0 when it is
+    /// not: while any is set `hold` glides to 0, and once there the voice keeps its position.
+    var pauses: UInt8 = 0
     var hold = Ramp(1)
+    var paused: Bool { pauses != 0 }
+
+    static let pausedByVoice: UInt8 = 1
+    static let pausedByGroup: UInt8 = 2
+    static let pausedByAll: UInt8 = 4
 
     /// The per-channel gains for `gain` and `pan`; see `Mixer` for the laws.
     static func channelGains(gain: Float, pan: Float, cueChannels: Int, outputChannels: Int) -> (Float, Float) {
