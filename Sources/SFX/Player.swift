@@ -279,6 +279,25 @@ public final class Player: @unchecked Sendable {
         }
     }
 
+    /// Decodes ahead before a voice starts (at most `prerollWait`): `prerollSeconds`, or the
+    /// whole sound if shorter. A source slower than that starts anyway and counts underruns.
+    public func prepareToPlay() {
+        if let reader = state.withLock({ $0.voice == nil ? $0.reader : nil }) { preroll(reader) }
+    }
+
+    /// What a start waits to have decoded (seconds), and how long it waits for it at most.
+    public static let prerollSeconds = 0.25
+    public static let prerollWait = Duration.seconds(2)
+
+    private func preroll(_ reader: StreamReader) {
+        reader.start()
+        let wanted = min(Int(Self.prerollSeconds * Double(reader.format.sampleRate)), reader.ring.capacity / 2)
+        let deadline = ContinuousClock.now + Self.prerollWait
+        while reader.ring.writtenFrames < wanted, !reader.isFinished, ContinuousClock.now < deadline {
+            usleep(1_000)
+        }
+    }
+
     /// Replaces the voice with a new one reading from `frame`.
     private func startVoice(at frame: Int64, paused: Bool) throws {
         let (oldVoice, oldReader, loops, reusable) = state.withLock { state -> (Voice?, StreamReader?, Int, StreamReader?) in
@@ -287,7 +306,7 @@ public final class Player: @unchecked Sendable {
         }
         let reader = try reusable ?? open(frame, loops)
         reader.loops.store(loops, ordering: .relaxed)
-        reader.start()
+        preroll(reader)
         oldVoice?.stop()
         oldReader?.stop()
         let format = engine.library.configuration.format
