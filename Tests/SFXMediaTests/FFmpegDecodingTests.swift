@@ -26,7 +26,7 @@ final class FFmpegDecodingTests: TemporaryDirectoryTestCase {
 
         let cue = try AudioDecoder(format: AudioFormat(sampleRate: 44_100, channels: 2)).decode(contentsOf: url)
         XCTAssertEqual(cue.frameCount, 88_200)
-        XCTAssertEqual(Array(cue.samples), samples)
+        XCTAssertEqual(cue.sampleArray, samples)
 
         let source = try FFmpegSource(file: RawFilePath(url))
         XCTAssertEqual(source.frames, 88_200)

@@ -44,7 +44,7 @@ final class StreamReaderTests: TemporaryDirectoryTestCase {
         let url = try writeWAV("a.wav", rate: 48_000, channels: 2, frames: 300_000)
         let whole = try AudioDecoder(format: .standard).decode(contentsOf: url)
         let reader = try StreamReader(file: RawFilePath(url), format: .standard, ringFrames: 8192)
-        XCTAssertTrue(drain(reader) == Array(whole.samples))
+        XCTAssertTrue(drain(reader) == whole.sampleArray)
         XCTAssertNil(reader.error)
     }
 
@@ -52,7 +52,7 @@ final class StreamReaderTests: TemporaryDirectoryTestCase {
         let url = directory.file("b.wav")
         try AudioFileWriter.write(Signal.sine(frequency: 997, sampleRate: 44_100, frames: 200_000, channels: 1),
                                   sampleRate: 44_100, channels: 1, to: url, as: .wavFloat32)
-        let whole = Array(try AudioDecoder(format: .standard).decode(contentsOf: url).samples)
+        let whole = try AudioDecoder(format: .standard).decode(contentsOf: url).sampleArray
         let streamed = drain(try StreamReader(file: RawFilePath(url), format: .standard, ringFrames: 8192))
         XCTAssertEqual(streamed.count, whole.count, "exactly round(n · 48000 / 44100) frames")
         let worst = zip(streamed, whole).map { abs($0 - $1) }.max() ?? 1
@@ -62,13 +62,14 @@ final class StreamReaderTests: TemporaryDirectoryTestCase {
     func testAStartFrameIsExactAndLoopsRepeatWithoutAGap() throws {
         let url = try writeWAV("c.wav", rate: 48_000, channels: 1, frames: 10_000)
         let mono = AudioFormat(sampleRate: 48_000, channels: 1)
-        let samples = Array(try AudioDecoder(format: mono).decode(contentsOf: url).samples)
+        let samples = try AudioDecoder(format: mono).decode(contentsOf: url).sampleArray
         let seeked = drain(try StreamReader(file: RawFilePath(url), format: mono, startFrame: 7_777))
         XCTAssertTrue(seeked == Array(samples[7_777...]), "from frame 7777: \(seeked.count) frames, first \(seeked.first ?? .nan)")
         let looped = drain(try StreamReader(file: RawFilePath(url), format: mono, startFrame: 9_000, loops: 2))
         let want = Array(samples[9_000...]) + samples + samples
         XCTAssertEqual(looped.count, want.count)
-        XCTAssertNil(zip(looped, want).enumerated().first { $0.element.0 != $0.element.1 }?.offset, "the first frame that differs")
+        let bad = zip(looped, want).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        XCTAssertNil(bad, "the first frame that differs")
     }
 
     func testATenMinuteFileStreamsWithMemoryBoundedByTheRing() throws {
