@@ -81,10 +81,10 @@ public final class Player: @unchecked Sendable {
     private let open: @Sendable (_ startFrame: Int64, _ loops: Int) throws -> StreamReader
     private let sourceRate: Int
     private var observer: Task<Void, Never>?
-    /// Keeps a download alive as long as the player.
-    let download: AnyObject?
+    /// The download a URL's player streams from (nil for a file).
+    let download: HTTPDownload?
 
-    init(url: URL, engine: SoundEngine, group: SoundGroup, download: AnyObject? = nil,
+    init(url: URL, engine: SoundEngine, group: SoundGroup, download: HTTPDownload? = nil,
          open: @escaping @Sendable (Int64, Int) throws -> StreamReader) throws {
         self.url = url
         self.engine = engine
@@ -330,7 +330,7 @@ public final class Player: @unchecked Sendable {
     private func ended(generation: Int, _ outcome: PlayOutcome) {
         let (callback, success) = state.withLock { state -> ((@Sendable (Bool) -> Void)?, Bool) in
             guard state.generation == generation else { return (nil, false) }
-            let failed = state.reader?.error
+            let failed: (any Error)? = download?.error ?? state.reader?.error
             state.generation += 1
             state.mode = .stopped
             state.interrupted = false
@@ -344,6 +344,9 @@ public final class Player: @unchecked Sendable {
         }
         callback?(success)
     }
+
+    /// How much of a URL's sound has arrived (nil for a file).
+    public var downloadProgress: HTTPDownload.Progress? { download?.progress }
 
     /// Why the last play ended early (a decoding or download error), if it did.
     public var error: (any Error)? { state.withLock { $0.error } }
@@ -375,6 +378,27 @@ public final class Player: @unchecked Sendable {
 }
 
 extension SoundEngine {
+    /// A player for an http(s) URL, which streams while it downloads (or for a file URL, as
+    /// `makePlayer(contentsOf:)`). Returns once the server has answered and `prebufferBytes` have
+    /// arrived (or the whole of a shorter body) and the header is decoded; throws a
+    /// `DownloadError` (DNS, TLS, HTTP status, truncated, stalled: one line each) or a
+    /// `MediaError`. `stallTimeout` is the longest wait for the next bytes.
+    public func makePlayer(url: URL, group: SoundGroup = .music, stallTimeout: Double = 15,
+                           prebufferBytes: Int64 = 64 << 10) throws -> Player {
+        if url.isFileURL { return try makePlayer(contentsOf: url, group: group) }
+        let download = try HTTPDownload(url: url, stallTimeout: stallTimeout)
+        try download.waitForData(prebufferBytes, timeout: stallTimeout)
+        let format = library.configuration.format
+        do {
+            return try Player(url: url, engine: self, group: group, download: download) { start, loops in
+                try StreamReader(bytes: download.bytes(), name: url.absoluteString, format: format, startFrame: start, loops: loops)
+            }
+        } catch {
+            if let failure = download.error { throw failure }
+            throw error
+        }
+    }
+
     /// A player for the sound file at `url` (anything sfx decodes, of any length), in `group`.
     /// Throws a `MediaError` when the file cannot be opened or decoded.
     public func makePlayer(contentsOf url: URL, group: SoundGroup = .music) throws -> Player {
