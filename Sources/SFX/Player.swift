@@ -307,8 +307,6 @@ public final class Player: @unchecked Sendable {
         let reader = try reusable ?? open(frame, loops)
         reader.loops.store(loops, ordering: .relaxed)
         preroll(reader)
-        oldVoice?.stop()
-        oldReader?.stop()
         let format = engine.library.configuration.format
         let (request, generation) = state.withLock { state -> (StreamRequest, Int) in
             state.generation += 1
@@ -321,6 +319,9 @@ public final class Player: @unchecked Sendable {
                                         rate: state.rate, paused: paused)
             return (request, state.generation)
         }
+        // Only now, with the generation moved on, may the old voice's completion arrive.
+        oldVoice?.stop()
+        oldReader?.stop()
         let voice = engine.playStream(request, ring: reader.ring) { [weak self] outcome in
             self?.ended(generation: generation, outcome)
         }

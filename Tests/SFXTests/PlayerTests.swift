@@ -259,4 +259,22 @@ final class PlayerTests: XCTestCase {
         XCTAssertTrue(eventually { outcome.withLock { $0 } == .finished })
         XCTAssertGreaterThan(ContinuousClock.now - start, .milliseconds(800))
     }
+
+    func testRapidSeeksKeepPlayingAndNeverEndThePlay() throws {
+        let setup = try EngineOnCard()
+        defer { setup.close() }
+        let url = try writeFile(setup, seconds: 30)
+        let player = try setup.engine.makePlayer(contentsOf: url)
+        let done = finished(player)
+        try player.play()
+        for n in 0..<40 {
+            try player.seek(to: Double(n % 20))
+            usleep(UInt32(n % 4) * 3_000)
+        }
+        usleep(300_000)
+        XCTAssertNil(done(), "a seek replaces the voice; the replaced voice's end is not the play's")
+        XCTAssertTrue(player.isPlaying)
+        XCTAssertEqual(player.currentTime, 19.3, accuracy: 0.3)
+        player.stop()
+    }
 }
