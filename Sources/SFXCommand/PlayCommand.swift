@@ -17,7 +17,7 @@ enum PlayCommand: Subcommand {
         space pauses, ←/→ seek 5 s, q quits.
         """,
         examples: ["sfx play tock", "sfx play ./coin.ogg --volume -6dB", "sfx play -f bell -i bell", "sox -n -t wav - synth 0.2 sine 880 | sfx play -",
-                   "sfx play podcast.m4a --start 90 --rate 1.5", "sfx play https://example.com/message.mp3 --then bell"],
+                   "sfx play podcast.m4a --start 90 --speed 1.5", "sfx play https://example.com/message.mp3 --then bell"],
         positionals: [PositionalSpec(name: "NAME|FILE", help: "System sound names, sound files, or - for standard input.", min: 0, max: nil)],
         options: [SoundArgument.idOption, SoundArgument.fileOption, Volume.option, Volume.decibelOption,
                   CommonOptions.pan.spec, loops.spec, normalize, normalizeTo.spec] + PlayerPlayback.specs
