@@ -92,7 +92,9 @@ final class MemoryLockTests: XCTestCase {
 
     func testLockMemoryLocksTheProcessWhileTheEngineRuns() throws {
         let events = Mutex<[EngineEvent]>([])
-        XCTAssertEqual(try lockedKilobytes(), 0)
+        // libavformat brings in libssh-gcrypt, whose libgcrypt locks 16 kB of secure memory as it
+        // loads: what is locked before the engine is that, at most.
+        XCTAssertLessThanOrEqual(try lockedKilobytes(), 16)
         let setup = try EngineOnCard { configuration in
             configuration.lockMemory = true
             configuration.onEvent = { event in events.withLock { $0.append(event) } }
