@@ -66,6 +66,19 @@ final class FFmpegDecodingTests: TemporaryDirectoryTestCase {
         XCTAssertNotNil(try Loudness(contentsOf: url).lufs)
     }
 
+    func testWMADecodesAndInfoNamesIt() throws {
+        let url = directory.file("tone.wma")
+        let tone = (0..<44_100).map { i in Float(0.5 * sin(2 * Double.pi * 440 * Double(i) / 44_100)) }
+        try FFmpegEncoding.write(tone, sampleRate: 44_100, channels: 1, codec: AV_CODEC_ID_WMAV2, container: "asf", to: url)
+        let cue = try AudioDecoder(format: .standard).decode(contentsOf: url)
+        XCTAssertEqual(cue.frameCount, 48_000, accuracy: 4096)
+        let peak = cue.sampleArray[20_000..<60_000].map(abs).max() ?? 0
+        XCTAssertEqual(peak, 0.5, accuracy: 0.08)
+        let info = try AudioFileInfo(contentsOf: url)
+        XCTAssertEqual(info.mimeType, "audio/x-ms-wma")
+        XCTAssertEqual(info.fileExtension, "wma")
+    }
+
     func testAFileNeitherReadsFailsWithLibsndfilesReason() throws {
         let url = try directory.write("notes.txt", Data("not audio at all\n".utf8))
         XCTAssertThrowsError(try AudioDecoder().decode(contentsOf: url)) { error in

@@ -8,13 +8,14 @@ enum FFmpegEncoding {
         let description: String
     }
 
-    /// Encodes interleaved `samples` (−1…1) into an MP4 container at `url`.
-    static func write(_ samples: [Float], sampleRate: Int, channels: Int, codec id: AVCodecID, to url: URL) throws {
+    /// Encodes interleaved `samples` (−1…1) into a `container` ("mp4", "asf", …) at `url`.
+    static func write(_ samples: [Float], sampleRate: Int, channels: Int, codec id: AVCodecID, container: String = "mp4",
+                      to url: URL) throws {
         func check(_ code: Int32, _ what: String) throws {
             guard code >= 0 else { throw Failure(description: "FFmpeg: \(what) failed (\(code))") }
         }
         var output: UnsafeMutablePointer<AVFormatContext>?
-        try check(avformat_alloc_output_context2(&output, nil, "mp4", url.path), "choosing the muxer")
+        try check(avformat_alloc_output_context2(&output, nil, container, url.path), "choosing the muxer")
         guard let output, let codec = avcodec_find_encoder(id) else { throw Failure(description: "FFmpeg has no encoder \(id)") }
         defer { avformat_free_context(output) }
         let stream = avformat_new_stream(output, nil)!
