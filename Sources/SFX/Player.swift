@@ -168,14 +168,14 @@ public final class Player: @unchecked Sendable {
         let mode = state.withLock { $0.mode }
         switch mode {
         case .stopped:
-            let (old, stale) = state.withLock { state -> (StreamReader?, Bool) in
+            // The next play opens a reader there (one opened ahead for another frame is dropped).
+            let stale = state.withLock { state -> StreamReader? in
                 state.position = frame
-                return (state.reader, true)
+                guard let reader = state.reader, reader.startFrame != frame else { return nil }
+                state.reader = nil
+                return reader
             }
-            if stale {
-                old?.stop()
-                state.withLock { $0.reader = nil }
-            }
+            stale?.stop()
         case .playing, .paused:
             try startVoice(at: frame, paused: mode == .paused)
         }
@@ -191,7 +191,7 @@ public final class Player: @unchecked Sendable {
 
     public var isPlaying: Bool { state.withLock { $0.mode == .playing } }
 
-    /// Linear gain, 0…16, smoothed.
+    /// Linear gain, 0…16, smoothed (a value outside is ignored, as for `pan` and `rate`).
     public var volume: Float {
         get { state.withLock { $0.volume } }
         set {

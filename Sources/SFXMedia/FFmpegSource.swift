@@ -64,14 +64,16 @@ final class FileBytes: ByteSource {
 /// Seeking is exact: the demuxer seeks to the packet at or before the frame, then decoded frames
 /// are placed by their timestamps and the samples before the frame are dropped.
 final class FFmpegSource: AudioSource {
+    // Every stored property has a value before the first step that can fail, so that a failed
+    // init still runs deinit, which frees whatever FFmpeg had allocated by then.
     let path: String
-    let sampleRate: Int
-    let channels: Int
-    let frames: Int64?
+    private(set) var sampleRate = 0
+    private(set) var channels = 0
+    private(set) var frames: Int64?
     /// FFmpeg's names of the container and codec ("mov,mp4,m4a,3gp,3g2,mj2", "aac").
-    let containerName: String
-    let codecName: String
-    let codecLongName: String
+    private(set) var containerName = ""
+    private(set) var codecName = ""
+    private(set) var codecLongName = ""
     var channelMap: [ChannelPosition]? { nil }
 
     private let bytes: any ByteSource
@@ -79,11 +81,11 @@ final class FFmpegSource: AudioSource {
     private var codec: UnsafeMutablePointer<AVCodecContext>?
     private var resampler: OpaquePointer?
     private var io: UnsafeMutablePointer<AVIOContext>?
-    private let packet: UnsafeMutablePointer<AVPacket>
-    private let frame: UnsafeMutablePointer<AVFrame>
-    private let streamIndex: Int32
-    private let timeBase: AVRational
-    private let startTime: Int64
+    private let packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
+    private let frame: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
+    private var streamIndex: Int32 = -1
+    private var timeBase = AVRational(num: 1, den: 1)
+    private var startTime: Int64 = 0
     /// Converted samples not yet handed out, and where the next one is.
     private var pending: [Float] = []
     private var pendingOffset = 0
@@ -101,11 +103,9 @@ final class FFmpegSource: AudioSource {
     init(bytes: any ByteSource, name: String) throws {
         path = name
         self.bytes = bytes
-        guard let packet = av_packet_alloc(), let frame = av_frame_alloc() else {
+        guard packet != nil, frame != nil else {
             throw MediaError(.failed(detail: "FFmpeg could not allocate a packet"), subject: name)
         }
-        self.packet = packet
-        self.frame = frame
         av_log_set_level(AV_LOG_QUIET)
         let bufferSize = 65_536
         guard let buffer = av_malloc(bufferSize)?.assumingMemoryBound(to: UInt8.self),
@@ -119,7 +119,6 @@ final class FFmpegSource: AudioSource {
         format?.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
         var code = avformat_open_input(&format, nil, nil, nil)
         guard code >= 0, let opened = format else {
-            Self.freeIO(io)
             throw MediaError(.notAudio(looksLike: "neither libsndfile nor FFmpeg recognises its format (\(Self.message(code)))"), subject: name)
         }
         self.format = opened
@@ -127,8 +126,6 @@ final class FFmpegSource: AudioSource {
         code = avformat_find_stream_info(opened, nil)
         let index = code >= 0 ? av_find_best_stream(opened, AVMEDIA_TYPE_AUDIO, -1, -1, &decoder, 0) : code
         guard index >= 0, let decoder else {
-            avformat_close_input(&format)
-            Self.freeIO(io)
             let detail = index == -1381258232 /* AVERROR_DECODER_NOT_FOUND */ ? "FFmpeg has no decoder for its audio" : "it holds no audio stream FFmpeg can read"
             throw MediaError(.unsupportedEncoding(detail: detail), subject: name)
         }
@@ -177,9 +174,9 @@ final class FFmpegSource: AudioSource {
     }
 
     deinit {
-        var frame: UnsafeMutablePointer<AVFrame>? = frame
+        var frame = frame
         av_frame_free(&frame)
-        var packet: UnsafeMutablePointer<AVPacket>? = packet
+        var packet = packet
         av_packet_free(&packet)
         if resampler != nil { swr_free(&resampler) }
         if codec != nil { avcodec_free_context(&codec) }
@@ -259,12 +256,12 @@ final class FFmpegSource: AudioSource {
 
     /// Decodes the next frame into `pending`; false at the end of the stream or on an error.
     private func decodeNext() -> Bool {
-        guard let format, let codec else { return false }
+        guard let format, let codec, let packet, let frame else { return false }
         while true {
             let received = avcodec_receive_frame(codec, frame)
             if received == 0 {
                 defer { av_frame_unref(frame) }
-                return convert()
+                return convert(frame)
             }
             if received == sfx_averror_eof() { return false }
             guard received == sfx_averror_eagain() else {
@@ -291,7 +288,7 @@ final class FFmpegSource: AudioSource {
 
     /// Converts the decoded frame to float, placing it by its timestamp after a seek and
     /// dropping the samples before the frame sought.
-    private func convert() -> Bool {
+    private func convert(_ frame: UnsafeMutablePointer<AVFrame>) -> Bool {
         let count = Int(frame.pointee.nb_samples)
         pending.removeAll(keepingCapacity: true)
         pendingOffset = 0
