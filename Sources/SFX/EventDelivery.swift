@@ -26,8 +26,9 @@ final class EventDelivery: @unchecked Sendable {
         var completion: Completion?
         /// Where `Voice.outcome` waits.
         var handle: VoiceHandle
-        /// Keeps the cue alive while the voice may read it (a disposed cue stays until released).
-        var cue: Cue
+        /// Keeps the cue (or a streaming voice's ring) alive while the voice may read it (a
+        /// disposed cue stays until released).
+        var cue: any AnyObject & Sendable
     }
 
     private struct State {
@@ -114,7 +115,7 @@ final class EventDelivery: @unchecked Sendable {
 
     /// Registers a play before its command is sent; false once the engine has closed (the play
     /// must then be rejected, since nothing would deliver its completion later).
-    func expect(_ voice: VoiceID, cue: Cue, completion: Completion?, handle: VoiceHandle) -> Bool {
+    func expect(_ voice: VoiceID, cue: any AnyObject & Sendable, completion: Completion?, handle: VoiceHandle) -> Bool {
         state.withLock { state in
             guard !state.stopped else { return false }
             state.pending[voice] = Pending(completion: completion, handle: handle, cue: cue)

@@ -272,11 +272,14 @@ public final class SoundEngine: @unchecked Sendable {
     ///   - group: for group gain, mute and stop.
     ///   - priority: which voices give way when all are busy.
     ///   - maxInstances: at most this many voices of this sound at once (0: no cap); the oldest gives way.
+    ///   - fadeIn: a fade-in, 0…60 s (the shortest is the 0.3 ms declick every sound gets).
+    ///   - rate: 0.5…2, speed and pitch together (SoundPool's setRate; see `Voice.setRate`).
     ///   - completion: called once with how the play ended, on the engine's completion queue
     ///     (never on the caller's thread); `await voice.outcome` gives the same.
     @discardableResult
     public func play(_ id: SoundID, volume: Float = 1, pan: Float = 0, loops: Int = 0,
                      group: SoundGroup = .effects, priority: VoicePriority = .normal, maxInstances: Int = 0,
+                     fadeIn: Duration = .zero, rate: Float = 1,
                      completion: (@Sendable (PlayOutcome) -> Void)? = nil) -> Voice {
         let voice = Voice(id: VoiceID(nextVoice.wrappingAdd(1, ordering: .relaxed).oldValue), engine: self)
         do throws(SettingError) {
@@ -284,6 +287,8 @@ public final class SoundEngine: @unchecked Sendable {
             try Self.checkPan(pan)
             try SettingError.check("loops", loops, in: -1...Int.max)
             try SettingError.check("maxInstances", maxInstances, in: 0...Int.max)
+            try SettingError.check("fadeIn", fadeIn, in: Self.fades)
+            try Self.checkRate(rate)
         } catch {
             delivery.reject(completion, voice.handle, .invalidSetting(error))
             return voice
@@ -293,13 +298,53 @@ public final class SoundEngine: @unchecked Sendable {
             return voice
         }
         let request = PlayRequest(voice: voice.id, cue: cue, gain: volume, pan: pan, loops: loops,
-                                  group: group, priority: priority, maxInstances: maxInstances)
+                                  group: group, priority: priority, maxInstances: maxInstances,
+                                  fadeInFrames: frames(fadeIn), rate: rate)
         guard delivery.expect(voice.id, cue: cue, completion: completion, handle: voice.handle) else {
             delivery.reject(completion, voice.handle, .engineClosed)
             return voice
         }
         if !send(.play(request)) { delivery.reject(voice.id, .commandQueueFull) }
         return voice
+    }
+
+    /// Starts a streaming voice on `ring` (which `ring` keeps alive until the voice ends); the
+    /// Player's way in.
+    func playStream(_ request: StreamRequest, ring: StreamRing, completion: @escaping @Sendable (PlayOutcome) -> Void) -> Voice {
+        let voice = Voice(id: VoiceID(nextVoice.wrappingAdd(1, ordering: .relaxed).oldValue), engine: self)
+        var request = request
+        request.voice = voice.id
+        guard delivery.expect(voice.id, cue: ring, completion: completion, handle: voice.handle) else {
+            delivery.reject(completion, voice.handle, .engineClosed)
+            return voice
+        }
+        if !send(.playStream(request)) { delivery.reject(voice.id, .commandQueueFull) }
+        return voice
+    }
+
+    /// Pauses every voice of one group (a short ramp, no click); they keep their places, and
+    /// voices started in the group meanwhile wait too.
+    public func pause(group: SoundGroup) { send(.setGroupPaused(group, true)) }
+
+    /// Resumes a paused group from where its voices were.
+    public func resume(group: SoundGroup) { send(.setGroupPaused(group, false)) }
+
+    /// Pauses everything (SoundPool's autoPause): every voice ramps to silence and holds.
+    public func pauseAll() { send(.setAllPaused(true)) }
+
+    /// Resumes everything `pauseAll` paused (SoundPool's autoResume).
+    public func resumeAll() { send(.setAllPaused(false)) }
+
+    /// Makes `trigger` lower `target` by `decibels` (≤ 0) while any voice of `trigger` plays, as
+    /// AVAudioSession's duckOthers; 0 dB removes the rule. By default alerts lower music by 12 dB
+    /// over 20 ms and give it back over 300 ms.
+    public func setDucking(_ trigger: SoundGroup, ducks target: SoundGroup, by decibels: Float,
+                           attack: Duration = .milliseconds(20), release: Duration = .milliseconds(300)) throws(SettingError) {
+        try SettingError.check("ducking", decibels, in: -96...0)
+        try SettingError.check("attack", attack, in: Self.fades)
+        try SettingError.check("release", release, in: Self.fades)
+        send(.setDucking(Ducking(trigger: trigger, target: target, gain: decibels == 0 ? 1 : Float(pow(10, Double(decibels) / 20)),
+                                 attackFrames: frames(attack), releaseFrames: frames(release))))
     }
 
     /// Fades out every voice over 5 ms.
@@ -430,6 +475,10 @@ public final class SoundEngine: @unchecked Sendable {
     static func checkPan(_ pan: Float) throws(SettingError) {
         try SettingError.check("pan", pan, in: -1...1)
     }
+
+    static func checkRate(_ rate: Float) throws(SettingError) {
+        try SettingError.check("rate", rate, in: Mixer.rates)
+    }
 }
 
 /// The many-producer side of the real-time thread's command ring: producers take turns on a
@@ -500,6 +549,19 @@ public struct Voice: Sendable, Hashable {
     public func setPan(_ pan: Float) throws(SettingError) {
         try SoundEngine.checkPan(pan)
         engine.value?.send(.setPan(id, pan))
+    }
+
+    /// Pauses the voice: a short ramp to silence (no click), then it holds its place.
+    public func pause() { engine.value?.send(.pause(id)) }
+
+    /// Resumes a paused voice from where it was.
+    public func resume() { engine.value?.send(.resume(id)) }
+
+    /// Changes the rate, 0.5…2: speed and pitch together, as SoundPool's setRate (the voice reads
+    /// its sound faster or slower, linearly interpolated); 2 halves the time left.
+    public func setRate(_ rate: Float) throws(SettingError) {
+        try SoundEngine.checkRate(rate)
+        engine.value?.send(.setRate(id, rate))
     }
 
     public static func == (a: Voice, b: Voice) -> Bool { a.id == b.id }

@@ -11,12 +11,16 @@ enum PlayCommand: Subcommand {
         name (`sfx list`), even when a file of that name is in the current directory: write \
         ./bell to play that. -i and -f force either. Ctrl-C fades the sounds out and exits 130. \
         On a machine with no sound card, and no --device given, sfx plays through its virtual \
-        card and says where the card's recording is.
+        card and says where the card's recording is. \
+        An http(s) URL, or a file longer than 30 s (or with --start), is streamed as it plays \
+        (decoded ahead, never loaded whole): on a terminal a progress line shows the time, and \
+        space pauses, ←/→ seek 5 s, q quits.
         """,
-        examples: ["sfx play tock", "sfx play ./coin.ogg --volume -6dB", "sfx play -f bell -i bell", "sox -n -t wav - synth 0.2 sine 880 | sfx play -"],
+        examples: ["sfx play tock", "sfx play ./coin.ogg --volume -6dB", "sfx play -f bell -i bell", "sox -n -t wav - synth 0.2 sine 880 | sfx play -",
+                   "sfx play podcast.m4a --start 90 --speed 1.5", "sfx play https://example.com/message.mp3 --then bell"],
         positionals: [PositionalSpec(name: "NAME|FILE", help: "System sound names, sound files, or - for standard input.", min: 0, max: nil)],
         options: [SoundArgument.idOption, SoundArgument.fileOption, Volume.option, Volume.decibelOption,
-                  CommonOptions.pan.spec, loops.spec, normalize, normalizeTo.spec]
+                  CommonOptions.pan.spec, loops.spec, normalize, normalizeTo.spec] + PlayerPlayback.specs
             + OutputOptions.specs)
 
     static let loops = IntegerOption(spec: .option("loops", value: "N", help: "Extra repeats; -1 repeats until Ctrl-C (default 0)."), range: -1...1_000_000)
@@ -24,6 +28,7 @@ enum PlayCommand: Subcommand {
     static let normalizeTo = NumberOption(spec: .option("normalize-to", value: "LUFS", help: "Like --normalize, to this loudness (-70 to 0)."), range: -70...0)
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        if let streamed = try PlayerPlayback.streamed(arguments) { return try PlayerPlayback.run(streamed, arguments) }
         let sounds = try SoundArgument.all(in: arguments)
         let volume = try Volume.factor(arguments) ?? 1
         let pan = Float(try CommonOptions.pan.read(arguments) ?? 0)
@@ -34,10 +39,16 @@ enum PlayCommand: Subcommand {
         try SoundArgument.checkFilesExist(sounds)
         let session = try EngineSession(options, settings: settings)
         let ids = try sounds.map { try $0.load(into: session.engine.library, normalize: normalize) }
+        let rate = Float(try PlayerPlayback.rate.read(arguments) ?? 1)
+        let ending = try PlayerPlayback.ending(arguments, library: session.engine.library)
         let interrupted = Interruption()
         interrupted.onInterrupt { try? session.engine.stopAll(fade: .milliseconds(30)) }
         for sound in ids {
-            session.engine.play(sound, volume: volume, pan: pan, loops: loops)
+            session.engine.play(sound, volume: volume, pan: pan, loops: loops, rate: rate)
+        }
+        if let ending {
+            while !session.engine.waitUntilIdle(timeout: .seconds(1)) {}
+            if !interrupted.happened { session.engine.play(ending) }
         }
         session.finish()
         return interrupted.happened ? 130 : 0

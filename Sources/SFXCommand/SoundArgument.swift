@@ -24,6 +24,7 @@ enum SoundArgument: Equatable {
     static let audioExtensions: Set<String> = [
         "wav", "wave", "w64", "rf64", "oga", "ogg", "opus", "spx", "flac", "mp3", "mp2", "mpga",
         "aif", "aiff", "aifc", "caf", "au", "snd", "voc",
+        "m4a", "m4b", "mp4", "aac", "alac", "wma", "mka", "webm",   // through FFmpeg
     ]
 
     /// The options that force the kind, shared by every subcommand that takes sounds.

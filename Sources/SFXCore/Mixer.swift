@@ -42,6 +42,29 @@
 ///   A cue that simply ends (after its loops) stops at its last frame, without a fade.
 /// - **Changes** of gain or pan glide linearly, per sample, over `smoothingFrames`, in the
 ///   channel-gain domain; so do group gain, group mute and master gain.
+/// - **Fade-in**: a play may ask for a longer fade-in (`PlayRequest.fadeInFrames`): the same
+///   linear envelope over max(fadeInFrames, startFadeFrames) frames.
+/// - **Pause** of a voice, a group or everything glides each voice's pause gain to 0 over
+///   `smoothingFrames`, so it never clicks; once silent the voice stops advancing and keeps its
+///   position. Resume glides back from there to 1. A voice is held while any of the three pauses
+///   it (a voice started in a paused group or while everything is paused starts held). A voice
+///   stopped while paused and silent ends at once.
+/// - **Rate** (0.5…2) changes speed and pitch together, as SoundPool's setRate: the voice moves
+///   `rate` source frames per output frame and each output frame is the straight line between the
+///   two source frames around its position (linear interpolation). At rate 1 the samples pass
+///   unchanged. A cue of n frames at rate r lasts about n / r frames.
+///
+/// ## Streaming voices
+/// A voice may read a `StreamRing` instead of a cue (`MixerCommand.playStream`): a reader thread
+/// decodes ahead into the ring, the voice's read cursor lives in its slot, and a frame not yet
+/// written plays as silence and counts an underrun — the mixer never waits. `releaseStreams()`
+/// publishes the cursors so the producer may reuse those frames (see `StreamRing`).
+///
+/// ## Ducking
+/// While a voice of a trigger group plays (not paused), each group it ducks is multiplied by the
+/// rule's gain, glided in over its attack and back out over its release (`Ducking`; by default
+/// alerts lower music by 12 dB). The ramps start at the frame the first trigger voice starts and
+/// at the frame after the last one ends, whatever the render blocks.
 ///
 /// ## Voices, stealing and events
 /// At most `maxVoices` voices play at once. A play beyond that steals the lowest-priority voice
@@ -81,6 +104,11 @@ public final class Mixer: @unchecked Sendable {
         public var maxFramesPerRender: Int
         /// Events held between two drains.
         public var eventCapacity: Int
+        /// The ducking rules the mixer starts with (one per trigger group; see `Ducking`).
+        public var ducking: [Ducking]
+        /// Whether `render` calls `releaseStreams()` itself when it ends (the engine's case); off
+        /// when the caller releases stream frames later, once they are past the DAC.
+        public var releasesStreamsAfterRender: Bool
 
         /// Defaults for `sampleRate`: 64 voices plus 16 tails, a 0.3 ms start fade, 5 ms stop
         /// fades and smoothing, a −1 dBFS limiter with a 50 ms release, 1024-frame blocks.
@@ -94,6 +122,8 @@ public final class Mixer: @unchecked Sendable {
             limiterReleaseFrames = sampleRate / 20
             maxFramesPerRender = 1024
             eventCapacity = 1024
+            ducking = [.alertsDuckMusic(sampleRate: sampleRate)]
+            releasesStreamsAfterRender = true
         }
 
         fileprivate var normalized: Configuration {
@@ -107,6 +137,7 @@ public final class Mixer: @unchecked Sendable {
             c.limiterReleaseFrames = max(0, limiterReleaseFrames)
             c.maxFramesPerRender = max(1, maxFramesPerRender)
             c.eventCapacity = max(1, eventCapacity)
+            c.ducking = ducking.map(Mixer.clampedDucking)
             return c
         }
     }
@@ -133,6 +164,15 @@ public final class Mixer: @unchecked Sendable {
     private struct Group {
         var gain = Ramp(1)
         var mute = Ramp(1)
+        /// The group is paused: its voices, and those started in it meanwhile, are held.
+        var paused = false
+        /// The gain other groups' ducking rules put on this group now.
+        var duck = Ramp(1)
+        /// This group's rule as a trigger: the groups it ducks (one bit each), by how much, how fast.
+        var duckTargets: UInt32 = 0
+        var duckGain: Float = 1
+        var duckAttack = 0
+        var duckRelease = 0
     }
 
     /// Everything that changes as the mixer runs, in memory of its own: `let` pointers need no
@@ -149,6 +189,8 @@ public final class Mixer: @unchecked Sendable {
         var master = Ramp(1)
         var limiter: Limiter
         var playCount: UInt64 = 0
+        /// Everything paused (`setAllPaused`): every voice, and those started meanwhile, is held.
+        var paused = false
     }
 
     /// One entry of the `VoiceID` → slot table; `slot` < 0 marks an empty entry.
@@ -172,6 +214,9 @@ public final class Mixer: @unchecked Sendable {
     /// Cues being released: their keys, and the frame at which their latest voice ended.
     private let releasingCues: UnsafeMutablePointer<(key: UInt32, lastEnd: Int)>
     private let state: UnsafeMutablePointer<State>
+    /// Per group, during one render block: frames from the block's start until its last voice
+    /// that counts for ducking stopped sounding (the block's length while one still sounds).
+    private let duckUntil: UnsafeMutablePointer<Int>
 
     public init(format: AudioFormat, configuration: Configuration) {
         let c = configuration.normalized
@@ -199,6 +244,9 @@ public final class Mixer: @unchecked Sendable {
         indexMask = indexSize - 1
         state = .allocate(capacity: 1)
         state.initialize(to: State(limiter: Limiter(threshold: c.limiterThreshold, releaseFrames: c.limiterReleaseFrames)))
+        duckUntil = .allocate(capacity: SoundGroup.count)
+        duckUntil.initialize(repeating: 0, count: SoundGroup.count)
+        for rule in c.ducking { setDucking(rule) }
     }
 
     /// A mixer with the default configuration for the format's sample rate.
@@ -215,6 +263,7 @@ public final class Mixer: @unchecked Sendable {
         occupied.deallocate()
         index.deallocate()
         state.deallocate()
+        duckUntil.deallocate()
     }
 
     // MARK: Commands
@@ -267,6 +316,63 @@ public final class Mixer: @unchecked Sendable {
             groups[Int(group.rawValue)].mute.glide(to: muted ? 0 : 1, over: configuration.smoothingFrames)
         case .setMasterGain(let gain):
             state.pointee.master.glide(to: Mixer.clampedGain(gain), over: configuration.smoothingFrames)
+        case .playStream(let request):
+            playStream(request)
+        case .pause(let voice):
+            if let slot = slot(of: voice) { setPause(slot, VoiceSlot.pausedByVoice, true) }
+        case .resume(let voice):
+            if let slot = slot(of: voice) { setPause(slot, VoiceSlot.pausedByVoice, false) }
+        case .setRate(let voice, let rate):
+            if let slot = slot(of: voice) { voices[slot].rate = Double(Mixer.clampedRate(rate)) }
+        case .setGroupPaused(let group, let paused):
+            let g = Int(group.rawValue)
+            groups[g].paused = paused
+            forEachVoice { slot in
+                if voices[slot].group == g { setPause(slot, VoiceSlot.pausedByGroup, paused) }
+            }
+        case .setAllPaused(let paused):
+            state.pointee.paused = paused
+            forEachVoice { slot in setPause(slot, VoiceSlot.pausedByAll, paused) }
+        case .setDucking(let rule):
+            setDucking(Mixer.clampedDucking(rule))
+        }
+    }
+
+    /// Sets or clears one reason for a voice to be paused; the pause gain glides to 0 when the
+    /// first reason appears and back to 1 when the last one goes. Fading voices are not paused.
+    private func setPause(_ slot: Int, _ reason: UInt8, _ paused: Bool) {
+        guard voices[slot].phase == .playing || !paused else { return }
+        let was = voices[slot].pauses
+        voices[slot].pauses = paused ? was | reason : was & ~reason
+        if (was == 0) != (voices[slot].pauses == 0) {
+            voices[slot].hold.glide(to: voices[slot].pauses == 0 ? 1 : 0, over: configuration.smoothingFrames)
+        }
+    }
+
+    private func setDucking(_ rule: Ducking) {
+        let g = Int(rule.trigger.rawValue)
+        let bit = UInt32(1) << UInt32(rule.target.rawValue)
+        if rule.gain >= 1 {
+            groups[g].duckTargets &= ~bit
+            return
+        }
+        groups[g].duckTargets |= bit
+        groups[g].duckGain = rule.gain
+        groups[g].duckAttack = rule.attackFrames
+        groups[g].duckRelease = rule.releaseFrames
+    }
+
+    /// Publishes every streaming voice's read cursor as its ring's `released` cursor, so the
+    /// producer may overwrite the frames before it. The only place the mixer advances it: the
+    /// engine calls it after each render (`Configuration.releasesStreamsAfterRender`); rewind
+    /// mode, which may render frames again from a saved state, calls it once they are past the DAC.
+    public func releaseStreams() {
+        forEachVoice { slot in
+            guard let stream = voices[slot].stream else { return }
+            let position = voices[slot].position
+            stream._withUnsafeGuaranteedRef { ring in
+                if ring.released.load(ordering: .relaxed) < position { ring.released.store(position, ordering: .releasing) }
+            }
         }
     }
 
@@ -288,28 +394,58 @@ public final class Mixer: @unchecked Sendable {
             }
             steal(victim)
         }
-        let slot = freeSlot() ?? cutQuietestTail()
-
         var voice = VoiceSlot()
-        voice.phase = .playing
-        voice.id = request.voice
         voice.cueKey = key
         voice.samples = samples
         voice.frameCount = frameCount
         voice.cueChannels = cueFormat.channels
         voice.loopsLeft = request.loops
-        voice.group = Int(request.group.rawValue)
-        voice.priority = request.priority
+        voice.rate = Double(Mixer.clampedRate(request.rate))
+        start(voice, id: request.voice, gain: request.gain, pan: request.pan, group: request.group,
+              priority: request.priority, fadeInFrames: request.fadeInFrames)
+    }
+
+    private func playStream(_ request: StreamRequest) {
+        let channels = request.stream._withUnsafeGuaranteedRef { $0.channels }
+        guard channels == format.channels else { return reject(request.voice, .formatMismatch) }
+        guard slot(of: request.voice) == nil else { return reject(request.voice, .duplicateVoice) }
+        if state.pointee.playingVoiceCount >= configuration.maxVoices {
+            guard let victim = stealCandidate(), voices[victim].priority <= request.priority else {
+                return reject(request.voice, .noVoiceAvailable)
+            }
+            steal(victim)
+        }
+        var voice = VoiceSlot()
+        voice.stream = request.stream
+        voice.cueChannels = channels
+        voice.rate = Double(Mixer.clampedRate(request.rate))
+        if request.paused { voice.pauses = VoiceSlot.pausedByVoice }
+        start(voice, id: request.voice, gain: request.gain, pan: request.pan, group: request.group,
+              priority: request.priority, fadeInFrames: request.fadeInFrames)
+    }
+
+    /// Puts a new voice in a free slot (or a cut tail's), playing, with its gains and fade-in.
+    private func start(_ new: VoiceSlot, id: VoiceID, gain: Float, pan: Float, group: SoundGroup,
+                       priority: VoicePriority, fadeInFrames: Int) {
+        let slot = freeSlot() ?? cutQuietestTail()
+        var voice = new
+        voice.phase = .playing
+        voice.id = id
+        voice.group = Int(group.rawValue)
+        voice.priority = priority
         voice.order = state.pointee.playCount
-        voice.gain = Mixer.clampedGain(request.gain)
-        voice.pan = Mixer.clampedPan(request.pan)
+        voice.gain = Mixer.clampedGain(gain)
+        voice.pan = Mixer.clampedPan(pan)
         let (l, r) = VoiceSlot.channelGains(
             gain: voice.gain, pan: voice.pan, cueChannels: voice.cueChannels, outputChannels: format.channels)
         voice.left = Ramp(l)
         voice.right = Ramp(r)
-        voice.envelope.glide(to: 1, over: configuration.startFadeFrames)
+        voice.envelope.glide(to: 1, over: max(configuration.startFadeFrames, fadeInFrames))
+        if groups[voice.group].paused { voice.pauses |= VoiceSlot.pausedByGroup }
+        if state.pointee.paused { voice.pauses |= VoiceSlot.pausedByAll }
+        if voice.pauses != 0 { voice.hold = Ramp(0) }
         voices[slot] = voice
-        occupy(slot, id: request.voice)
+        occupy(slot, id: id)
         state.pointee.playCount += 1
         state.pointee.playingVoiceCount += 1
         state.pointee.activeVoiceCount += 1
@@ -339,6 +475,7 @@ public final class Mixer: @unchecked Sendable {
             renderBlock(into: output + done * format.channels, frames: frames)
             done += frames
         }
+        if configuration.releasesStreamsAfterRender { releaseStreams() }
     }
 
     /// Calls `body` with each event (and the frame time at which it happened) since the last
@@ -354,8 +491,10 @@ public final class Mixer: @unchecked Sendable {
         let firstEvent = state.pointee.eventCount
         let frameTime = state.pointee.frameTime
         var busInUse: UInt32 = 0
+        duckUntil.update(repeating: 0, count: SoundGroup.count)
         forEachVoice { slot in
             let group = voices[slot].group
+            let counts = voices[slot].phase == .playing && voices[slot].pauses == 0
             let bus = buses + group * busSize
             if busInUse & (1 << group) == 0 {
                 bus.update(repeating: 0, count: frames * channels)
@@ -363,16 +502,22 @@ public final class Mixer: @unchecked Sendable {
             }
             if let produced = voices[slot].mix(into: bus, frames: frames, outputChannels: channels) {
                 end(slot, at: frameTime + produced)
+                if counts { duckUntil[group] = max(duckUntil[group], produced) }
+            } else if counts {
+                duckUntil[group] = frames
             }
         }
         postReleasedCues()
         sortEvents(from: firstEvent)
 
+        var nextDuck = 0
         for i in 0..<frames {
+            if i == nextDuck { nextDuck = duck(at: i) }
             let frame = output + i * channels
             for c in 0..<channels { frame[c] = 0 }
             for group in 0..<SoundGroup.count {
                 let gain = groups[group].gain.next() * groups[group].mute.next()
+                    * groups[group].duck.next()
                 guard busInUse & (1 << group) != 0 else { continue }
                 let bus = buses + group * busSize + i * channels
                 for c in 0..<channels { frame[c] += bus[c] * gain }
@@ -382,6 +527,35 @@ public final class Mixer: @unchecked Sendable {
             state.pointee.limiter.process(frame, channels: channels)
         }
         state.pointee.frameTime += frames
+    }
+
+    /// Glides each group's duck gain towards the lowest gain of the rules whose trigger group
+    /// has a voice sounding at frame `i` of the block, or back to 1; returns the next frame at
+    /// which a trigger group falls silent (when this must be done again).
+    private func duck(at i: Int) -> Int {
+        var sounding: UInt32 = 0
+        var next = Int.max
+        for group in 0..<SoundGroup.count where duckUntil[group] > i {
+            sounding |= 1 << group
+            next = min(next, duckUntil[group])
+        }
+        for target in 0..<SoundGroup.count {
+            let bit = UInt32(1) << UInt32(target)
+            var gain: Float = 1
+            var attack = 0
+            var release = 0
+            for trigger in 0..<SoundGroup.count where groups[trigger].duckTargets & bit != 0 {
+                release = max(release, groups[trigger].duckRelease)
+                if sounding & (1 << trigger) != 0, groups[trigger].duckGain < gain {
+                    gain = groups[trigger].duckGain
+                    attack = groups[trigger].duckAttack
+                }
+            }
+            if groups[target].duck.target != gain {
+                groups[target].duck.glide(to: gain, over: gain < groups[target].duck.value ? attack : release)
+            }
+        }
+        return next
     }
 
     // MARK: Voice slots
@@ -597,4 +771,17 @@ public final class Mixer: @unchecked Sendable {
     private static func clampedGain(_ gain: Float) -> Float { gain.isNaN ? 0 : min(max(gain, 0), maximumGain) }
 
     private static func clampedPan(_ pan: Float) -> Float { pan.isNaN ? 0 : min(max(pan, -1), 1) }
+
+    /// The rates a voice may play at.
+    public static let rates: ClosedRange<Float> = 0.5...2
+
+    private static func clampedRate(_ rate: Float) -> Float { rate.isNaN ? 1 : min(max(rate, rates.lowerBound), rates.upperBound) }
+
+    private static func clampedDucking(_ rule: Ducking) -> Ducking {
+        var r = rule
+        r.gain = rule.gain.isNaN ? 1 : min(max(rule.gain, 0), 1)
+        r.attackFrames = max(0, rule.attackFrames)
+        r.releaseFrames = max(0, rule.releaseFrames)
+        return r
+    }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Everything the mixer needs to start one voice.
 ///
 /// The request holds its cue unretained: whoever sends it keeps the cue alive until the mixer
@@ -21,11 +23,17 @@ public struct PlayRequest: Sendable, BitwiseCopyable {
     /// The most voices of this cue that may sound at once; when a new one would exceed it, the
     /// oldest is stolen. 0 means no cap.
     public var maxInstances: Int
+    /// The fade-in, in frames: the envelope rises linearly from 0 to 1 over
+    /// max(`fadeInFrames`, `Mixer.Configuration.startFadeFrames`).
+    public var fadeInFrames: Int
+    /// Playback rate, 0.5…2 (1 as recorded); see `Mixer` on rate.
+    public var rate: Float
 
     /// A request for `cue`, which the caller keeps alive until the mixer releases it.
     public init(
         voice: VoiceID, cue: Cue, gain: Float = 1, pan: Float = 0, loops: Int = 0,
-        group: SoundGroup = .effects, priority: VoicePriority = .normal, maxInstances: Int = 0
+        group: SoundGroup = .effects, priority: VoicePriority = .normal, maxInstances: Int = 0,
+        fadeInFrames: Int = 0, rate: Float = 1
     ) {
         self.voice = voice
         self.cue = .passUnretained(cue)
@@ -35,6 +43,72 @@ public struct PlayRequest: Sendable, BitwiseCopyable {
         self.group = group
         self.priority = priority
         self.maxInstances = maxInstances
+        self.fadeInFrames = fadeInFrames
+        self.rate = rate
+    }
+}
+
+/// Everything the mixer needs to start a streaming voice: one that plays frames a producer
+/// thread writes into a `StreamRing` as it decodes (a long file, a download), rather than a cue.
+///
+/// The ring must be in the mixer's sample rate and channel count. The request holds it
+/// unretained: the sender keeps it alive until the voice's terminal event. The voice reads from
+/// frame 0 of the ring and finishes when it reaches the ring's end (`StreamRing.finish()`); a
+/// frame not yet written plays as silence and counts an underrun, and the voice goes on.
+public struct StreamRequest: Sendable, BitwiseCopyable {
+    public var voice: VoiceID
+    public var stream: Unmanaged<StreamRing>
+    public var gain: Float
+    public var pan: Float
+    public var group: SoundGroup
+    public var priority: VoicePriority
+    /// See `PlayRequest.fadeInFrames`.
+    public var fadeInFrames: Int
+    /// See `PlayRequest.rate`.
+    public var rate: Float
+    /// Starts the voice paused (silent, its cursor held) until `.resume`.
+    public var paused: Bool
+
+    public init(
+        voice: VoiceID, stream: StreamRing, gain: Float = 1, pan: Float = 0, group: SoundGroup = .music,
+        priority: VoicePriority = .high, fadeInFrames: Int = 0, rate: Float = 1, paused: Bool = false
+    ) {
+        self.voice = voice
+        self.stream = .passUnretained(stream)
+        self.gain = gain
+        self.pan = pan
+        self.group = group
+        self.priority = priority
+        self.fadeInFrames = fadeInFrames
+        self.rate = rate
+        self.paused = paused
+    }
+}
+
+/// One group lowering another while it plays, as AVAudioSession's duckOthers: while any voice of
+/// `trigger` plays (not paused), the `target` group's gain is multiplied by `gain`, reached over
+/// `attackFrames`, and restored over `releaseFrames` once no voice of `trigger` plays. A target
+/// ducked by several triggers takes the lowest gain. A gain of 1 removes the rule.
+public struct Ducking: Sendable, BitwiseCopyable, Hashable {
+    public var trigger: SoundGroup
+    public var target: SoundGroup
+    /// Linear gain while ducked, 0…1.
+    public var gain: Float
+    public var attackFrames: Int
+    public var releaseFrames: Int
+
+    public init(trigger: SoundGroup, target: SoundGroup, gain: Float, attackFrames: Int, releaseFrames: Int) {
+        self.trigger = trigger
+        self.target = target
+        self.gain = gain
+        self.attackFrames = attackFrames
+        self.releaseFrames = releaseFrames
+    }
+
+    /// The default: alerts lower music by 12 dB, over 20 ms, and give it back over 300 ms.
+    public static func alertsDuckMusic(sampleRate: Int) -> Ducking {
+        Ducking(trigger: .alerts, target: .music, gain: Float(pow(10.0, -12.0 / 20)),
+                attackFrames: sampleRate / 50, releaseFrames: sampleRate * 3 / 10)
     }
 }
 
@@ -63,6 +137,21 @@ public enum MixerCommand: Sendable, BitwiseCopyable {
     case setGroupGain(SoundGroup, Float)
     case setGroupMuted(SoundGroup, Bool)
     case setMasterGain(Float)
+    /// Starts a streaming voice (see `StreamRequest`); one terminal event follows, as for `.play`.
+    case playStream(StreamRequest)
+    /// Ramps a voice to silence over `smoothingFrames` and holds its position until `.resume`.
+    case pause(VoiceID)
+    /// Ramps a paused voice back in, from where it was.
+    case resume(VoiceID)
+    /// Changes a voice's rate, 0.5…2, at once (see `Mixer` on rate).
+    case setRate(VoiceID, Float)
+    /// Pauses or resumes every voice of one group: the group ramps to silence and its voices hold
+    /// their positions; voices started meanwhile wait too.
+    case setGroupPaused(SoundGroup, Bool)
+    /// Pauses or resumes everything (SoundPool's autoPause/autoResume).
+    case setAllPaused(Bool)
+    /// Adds or replaces the ducking rule of `trigger` (see `Ducking`).
+    case setDucking(Ducking)
 }
 
 /// What the mixer reports back, drained after each render with `Mixer.drainEvents(_:)`.

@@ -1,8 +1,11 @@
 import Foundation
 
-/// One slot of the mixer's preallocated voice table: a cue being read, with its smoothed channel
-/// gains and its fade envelope. Plain data only, so the table can live in raw memory and be
-/// rendered without reference counting. (The public handle to a play is SFX's `Voice`.)
+/// One slot of the mixer's preallocated voice table: a cue (or a stream ring) being read, with its
+/// smoothed channel gains, its fade envelope, its pause ramp and its rate. Plain data only, so the
+/// table can live in raw memory, be rendered without reference counting, and be copied whole
+/// (rewind mode restores an earlier copy and renders again: a streaming voice's read cursor is
+/// `position`, here, so the copy re-reads the same ring frames). (The public handle to a play is
+/// SFX's `Voice`.)
 struct VoiceSlot {
     enum Phase: UInt8 {
         /// The slot is empty.
@@ -36,6 +39,22 @@ struct VoiceSlot {
     var envelope = Ramp(0)
     /// The terminal event a fading voice reports when it falls silent.
     var fadeEnd = MixerEvent.stopped(VoiceID(0))
+    /// The ring a streaming voice reads (nil for a cue); `position` is its read cursor, in the
+    /// ring's frame numbering.
+    var stream: Unmanaged<StreamRing>?
+    /// Frames of the source advanced per output frame, 0.5…2; `fraction` is the position between
+    /// frame `position` and the next, 0..<1.
+    var rate: Double = 1
+    var fraction: Double = 0
+    /// Why the voice is paused (`pausedByVoice`, `pausedByGroup`, `pausedByAll`), 0 when it is
+    /// not: while any is set `hold` glides to 0, and once there the voice keeps its position.
+    var pauses: UInt8 = 0
+    var hold = Ramp(1)
+    var paused: Bool { pauses != 0 }
+
+    static let pausedByVoice: UInt8 = 1
+    static let pausedByGroup: UInt8 = 2
+    static let pausedByAll: UInt8 = 4
 
     /// The per-channel gains for `gain` and `pan`; see `Mixer` for the laws.
     static func channelGains(gain: Float, pan: Float, cueChannels: Int, outputChannels: Int) -> (Float, Float) {
@@ -50,12 +69,19 @@ struct VoiceSlot {
     }
 
     /// Adds up to `frames` frames of this voice to `bus`. Returns how many frames it produced if
-    /// the voice ended (cue over and no loops left, or fade-out complete), nil if it goes on.
+    /// the voice ended (cue over and no loops left, stream at its end, or fade-out complete), nil
+    /// if it goes on. A paused voice whose ramp has reached 0 adds nothing and keeps its position
+    /// (a stopped one ends at once).
     mutating func mix(into bus: UnsafeMutablePointer<Float>, frames: Int, outputChannels: Int) -> Int? {
+        if paused && hold.isSettled { return phase == .fading ? 0 : nil }
+        if let stream { return mixStream(stream, into: bus, frames: frames, outputChannels: outputChannels) }
         guard let samples else { return 0 }
+        if rate != 1 || fraction != 0 {
+            return mixInterpolated(samples, into: bus, frames: frames, outputChannels: outputChannels)
+        }
         var done = 0
         while done < frames {
-            if left.isSettled && right.isSettled && envelope.isSettled {
+            if left.isSettled && right.isSettled && envelope.isSettled && hold.isSettled {
                 let span = min(frames - done, frameCount - position)
                 addSteady(
                     from: samples + position * cueChannels, into: bus + done * outputChannels,
@@ -63,7 +89,7 @@ struct VoiceSlot {
                 done += span
                 position += span
             } else {
-                let e = envelope.next()
+                let e = envelope.next() * hold.next()
                 addFrame(
                     from: samples + position * cueChannels, into: bus + done * outputChannels,
                     left: left.next() * e, right: right.next() * e, outputChannels: outputChannels)
@@ -76,8 +102,106 @@ struct VoiceSlot {
                 if loopsLeft > 0 { loopsLeft -= 1 }
                 position = 0
             }
+            if paused && hold.isSettled { return nil }
         }
         return nil
+    }
+
+    /// A cue at a rate other than 1: each output frame is the straight line between source frames
+    /// `position` and `position + 1` at `fraction` (the frame after the last is frame 0 when the
+    /// cue loops, silence when it ends), then the position moves on by `rate`.
+    private mutating func mixInterpolated(
+        _ samples: UnsafePointer<Float>, into bus: UnsafeMutablePointer<Float>, frames: Int, outputChannels: Int
+    ) -> Int? {
+        var done = 0
+        while done < frames {
+            let e = envelope.next() * hold.next()
+            let next = position + 1 < frameCount ? position + 1 : (loopsLeft != 0 ? 0 : -1)
+            addInterpolated(
+                samples + position * cueChannels, next >= 0 ? samples + next * cueChannels : nil, Float(fraction),
+                into: bus + done * outputChannels, left: left.next() * e, right: right.next() * e,
+                channels: cueChannels, outputChannels: outputChannels)
+            done += 1
+            advance()
+            if phase == .fading && envelope.isSettled { return done }
+            while position >= frameCount {
+                if loopsLeft == 0 { return done }
+                if loopsLeft > 0 { loopsLeft -= 1 }
+                position -= frameCount
+            }
+            if paused && hold.isSettled { return nil }
+        }
+        return nil
+    }
+
+    /// A streaming voice: reads the ring at `position` (interpolating as above at other rates).
+    /// A frame the producer has not written yet plays as silence, the position waits for it, and
+    /// the ring counts an underrun; the voice never waits. It finishes at the ring's end.
+    private mutating func mixStream(
+        _ stream: Unmanaged<StreamRing>, into bus: UnsafeMutablePointer<Float>, frames: Int, outputChannels: Int
+    ) -> Int? {
+        let (base, mask, channels, written, end) = stream._withUnsafeGuaranteedRef {
+            ($0.storage, $0.mask, $0.channels, $0.written.load(ordering: .acquiring), $0.end.load(ordering: .acquiring))
+        }
+        var short = 0
+        defer {
+            if short > 0 {
+                stream._withUnsafeGuaranteedRef {
+                    $0.underrunCount.wrappingAdd(1, ordering: .relaxed)
+                    $0.underrunFrameCount.wrappingAdd(short, ordering: .relaxed)
+                }
+            }
+        }
+        var done = 0
+        while done < frames {
+            if position >= end { return done }
+            let needsNext = fraction != 0 && position + 1 < end
+            let e = envelope.next() * hold.next()
+            let l = left.next() * e, r = right.next() * e
+            if position >= written || (needsNext && position + 1 >= written) {
+                short += 1
+            } else {
+                addInterpolated(
+                    base + (position & mask) * channels,
+                    needsNext ? base + ((position + 1) & mask) * channels : (fraction != 0 ? nil : base + (position & mask) * channels),
+                    Float(fraction), into: bus + done * outputChannels, left: l, right: r,
+                    channels: channels, outputChannels: outputChannels)
+                advance()
+            }
+            done += 1
+            if phase == .fading && envelope.isSettled { return done }
+            if paused && hold.isSettled { return nil }
+        }
+        return nil
+    }
+
+    @inline(__always)
+    private mutating func advance() {
+        fraction += rate
+        let whole = fraction.rounded(.down)
+        fraction -= whole
+        position += Int(whole)
+    }
+
+    /// Adds a + (b − a)·f of each channel (b nil counts as silence).
+    @inline(__always)
+    private func addInterpolated(
+        _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>?, _ f: Float, into o: UnsafeMutablePointer<Float>,
+        left l: Float, right r: Float, channels: Int, outputChannels: Int
+    ) {
+        let a0 = a[0], a1 = channels == 2 ? a[1] : 0
+        let b0 = b?[0] ?? 0, b1 = channels == 2 ? (b?[1] ?? 0) : 0
+        let s0 = a0 + (b0 - a0) * f
+        let s1 = a1 + (b1 - a1) * f
+        if channels == 1 {
+            o[0] += s0 * l
+            if outputChannels == 2 { o[1] += s0 * r }
+        } else if outputChannels == 2 {
+            o[0] += s0 * l
+            o[1] += s1 * r
+        } else {
+            o[0] += s0 * l + s1 * r
+        }
     }
 
     @inline(__always)
@@ -102,8 +226,8 @@ struct VoiceSlot {
     private func addSteady(
         from p: UnsafePointer<Float>, into o: UnsafeMutablePointer<Float>, frames: Int, outputChannels: Int
     ) {
-        let l = left.target * envelope.target
-        let r = right.target * envelope.target
+        let l = left.target * envelope.target * hold.target
+        let r = right.target * envelope.target * hold.target
         switch (cueChannels, outputChannels) {
         case (1, 1):
             for k in 0..<frames { o[k] += p[k] * l }

@@ -48,7 +48,8 @@ public struct CueLimits: Sendable, Hashable {
 /// let beep = try decoder.cue(interleaved: samples, sampleRate: 22_050, channels: 1, name: "beep")
 /// ```
 ///
-/// Files: anything libsndfile 1.2 reads (WAV, AIFF/AIFC, FLAC, Ogg Vorbis, Opus, MP3, CAF, AU, …).
+/// Files: anything libsndfile 1.2 reads (WAV, AIFF/AIFC, FLAC, Ogg Vorbis, Opus, MP3, CAF, AU, …),
+/// and through FFmpeg what it cannot (M4A/AAC, ALAC, WMA, …).
 /// Both paths do the same two steps, in this order:
 ///
 /// 1. Channels: mono is copied to both sides, stereo to mono is averaged, and more channels are
@@ -90,7 +91,7 @@ public struct AudioDecoder: Sendable {
     /// the resampler, and a file whose cue would pass `limits` is refused — before decoding
     /// when its header gives its length, at the limit when it does not.
     public func decode(file: RawFilePath, name: String? = nil) throws -> Cue {
-        let sound = try SoundFile(file: file)
+        let sound = try AudioSources.open(file)   // libsndfile, else FFmpeg
         let path = sound.path
         let rate = sound.sampleRate
         let channels = sound.channels

@@ -38,7 +38,12 @@ public struct AudioFileInfo: Sendable, Hashable, Codable {
     /// Reads the header of the file at `file` (any bytes a Linux file name may hold; `path` shows
     /// bytes that are not UTF-8 as `\xNN`). Only regular files are opened.
     public init(file sound: RawFilePath) throws {
-        let file = try SoundFile(file: sound)
+        let opened = try AudioSources.open(sound)   // libsndfile, else FFmpeg
+        if let ffmpeg = opened as? FFmpegSource {
+            self = AudioFileInfo(ffmpeg)
+            return
+        }
+        let file = opened as! SoundFile
         let kind = AudioFileInfo.kind(major: file.majorFormat, subtype: file.subtype, leadingBytes: file.leadingBytes(12))
         path = file.path
         container = kind.container

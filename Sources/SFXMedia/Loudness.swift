@@ -85,7 +85,7 @@ public struct Loudness: Sendable, Hashable, Codable {
     /// `init(contentsOf:)` for a path given as raw bytes (names that are not UTF-8 too). Only
     /// regular files are opened.
     public init(file sound: RawFilePath) throws {
-        let file = try SoundFile(file: sound)
+        let file = try AudioSources.open(sound)   // libsndfile, else FFmpeg
         let meter = try LoudnessMeter(sampleRate: file.sampleRate, channels: file.channels, subject: file.path)
         // A second at a time, into one buffer: memory stays flat however long the file is.
         let chunk = file.sampleRate

@@ -105,6 +105,13 @@ final class SoundFile {
         max(0, Int(sf_readf_float(handle, buffer, sf_count_t(frames))))
     }
 
+    /// Moves the next `read` to `frame` (exact: libsndfile seeks to the sample).
+    func seek(toFrame frame: Int64) throws {
+        guard sf_seek(handle, sf_count_t(frame), SEEK_SET) == frame else {
+            throw MediaError(.failed(detail: "cannot seek to frame \(frame): \(String(cString: sf_strerror(handle)))"), subject: path)
+        }
+    }
+
     /// After the last `read` (at the end of the audio): checks that the file held what its
     /// header promised and that libsndfile met no error.
     func finishReading(framesRead: Int) throws {

@@ -1,0 +1,412 @@
+import Foundation
+import Synchronization
+import SFXCore
+import SFXMedia
+
+/// Plays one sound of any length without loading it whole, as AVAudioPlayer does: a reader
+/// thread decodes ahead (libsndfile, or FFmpeg for M4A/AAC, ALAC, WMA, …; resampled by libsoxr
+/// when the file's rate is not the device's) into a lock-free ring that one streaming voice of
+/// the engine's mixer plays.
+///
+/// ```swift
+/// let player = try engine.makePlayer(contentsOf: URL(filePath: "podcast.m4a"))   // group .music
+/// player.didFinish = { ok in print("done", ok) }
+/// player.play()
+/// player.pause(); player.resume()
+/// try player.seek(to: 90)                 // seconds; lands on the exact frame
+/// player.rate = 1.5                       // 0.5…2, speed and pitch together
+/// player.numberOfLoops = -1               // forever, gapless at the loop point
+/// print(player.currentTime, player.duration ?? 0)
+/// ```
+///
+/// Memory is the ring (2 s at 48 kHz, 1 MB in stereo) plus a few decoding blocks, whatever the
+/// file's length: there is no cue limit for a player. If the disk falls behind, the voice plays
+/// silence and counts an underrun (`underruns`); the real-time thread never waits.
+///
+/// Interruptions: when the engine loses its device (`EngineEvent.deviceLost`) a playing player
+/// pauses and `onInterruption` gets `.began`; when the device is back it resumes and gets
+/// `.ended(resumed: true)` (a player paused or stopped meanwhile stays so).
+///
+/// Every method may be called from any thread; callbacks run on the engine's completion and
+/// event queues.
+public final class Player: @unchecked Sendable {
+    public enum Interruption: Sendable, Equatable {
+        case began
+        case ended(resumed: Bool)
+    }
+
+    /// Where the sound comes from: a file, or a URL being downloaded (`PlayerDownload`).
+    public let url: URL
+    public let group: SoundGroup
+    /// The length in seconds (one pass, without loops), or nil when the source does not say.
+    public let duration: Double?
+
+    /// Called once a play ends by itself (true), or when it could not go on (false: a decoding or
+    /// download error, a voice stolen, the engine stopping it); not after `stop()`.
+    public var didFinish: (@Sendable (_ successfully: Bool) -> Void)? {
+        get { state.withLock { $0.didFinish } }
+        set { state.withLock { $0.didFinish = newValue } }
+    }
+    /// Called when the device is lost and when it comes back (see `Player`).
+    public var onInterruption: (@Sendable (Interruption) -> Void)? {
+        get { state.withLock { $0.onInterruption } }
+        set { state.withLock { $0.onInterruption = newValue } }
+    }
+
+    private enum Mode { case stopped, playing, paused }
+
+    private struct State {
+        var mode = Mode.stopped
+        var reader: StreamReader?
+        var voice: Voice?
+        /// Changes with every new voice, so a replaced voice's completion is ignored.
+        var generation = 0
+        /// Where the next voice starts (source frames) while none plays.
+        var position: Int64 = 0
+        var volume: Float = 1
+        var pan: Float = 0
+        var rate: Float = 1
+        var loops = 0
+        var fadeIn = Duration.zero
+        var interrupted = false
+        var underrunsBefore = 0
+        var error: (any Error)?
+        var didFinish: (@Sendable (Bool) -> Void)?
+        var onInterruption: (@Sendable (Interruption) -> Void)?
+    }
+
+    private let engine: SoundEngine
+    private let state = Mutex(State())
+    /// Opens a reader at a source frame (a file again, or the download's bytes).
+    private let open: @Sendable (_ startFrame: Int64, _ loops: Int) throws -> StreamReader
+    private let sourceRate: Int
+    private var observer: Task<Void, Never>?
+    /// The download a URL's player streams from (nil for a file).
+    let download: HTTPDownload?
+
+    init(url: URL, engine: SoundEngine, group: SoundGroup, download: HTTPDownload? = nil,
+         open: @escaping @Sendable (Int64, Int) throws -> StreamReader) throws {
+        self.url = url
+        self.engine = engine
+        self.group = group
+        self.open = open
+        self.download = download
+        let first = try open(0, 0)
+        duration = first.duration
+        sourceRate = first.sourceRate
+        state.withLock { $0.reader = first }
+        let events = engine.events
+        observer = Task { [weak self] in
+            for await event in events { self?.handle(event) }
+        }
+    }
+
+    deinit {
+        observer?.cancel()
+        let (voice, reader) = state.withLock { ($0.voice, $0.reader) }
+        voice?.stop()
+        reader?.stop()
+    }
+
+    // MARK: Playing
+
+    /// Starts playing (from the start, or where `seek` or `stop` left it), or resumes a paused
+    /// player. Throws when the file can no longer be opened.
+    public func play() throws {
+        let mode = state.withLock { $0.mode }
+        switch mode {
+        case .playing: return
+        case .paused: resume()
+        case .stopped: try startVoice(at: state.withLock { $0.position }, paused: false)
+        }
+    }
+
+    /// Pauses: a short ramp to silence, then the position is held.
+    public func pause() {
+        let voice = state.withLock { state -> Voice? in
+            guard state.mode == .playing else { return nil }
+            state.mode = .paused
+            state.interrupted = false
+            return state.voice
+        }
+        voice?.pause()
+    }
+
+    /// Resumes a paused player from where it was.
+    public func resume() {
+        let voice = state.withLock { state -> Voice? in
+            guard state.mode == .paused else { return nil }
+            state.mode = .playing
+            return state.voice
+        }
+        voice?.resume()
+    }
+
+    /// Stops playing (a 5 ms fade) and keeps the position: `play()` goes on from there.
+    public func stop() {
+        let position = currentFrame
+        let (voice, reader) = state.withLock { state -> (Voice?, StreamReader?) in
+            state.generation += 1
+            state.mode = .stopped
+            state.interrupted = false
+            state.position = position
+            defer { state.voice = nil; state.reader = nil }
+            state.underrunsBefore += state.reader?.ring.underruns ?? 0
+            return (state.voice, state.reader)
+        }
+        voice?.stop()
+        reader?.stop()
+    }
+
+    /// Moves to `seconds` from the start (clamped to the sound), landing on the exact frame
+    /// round(seconds × the file's rate). A playing player goes on from there; a paused one stays
+    /// paused there.
+    public func seek(to seconds: Double) throws {
+        guard seconds.isFinite else { throw SettingError(setting: "seek", value: "\(seconds)", allowed: "a number of seconds from 0") }
+        var frame = Int64((max(0, seconds) * Double(sourceRate)).rounded())
+        if let duration { frame = min(frame, Int64((duration * Double(sourceRate)).rounded())) }
+        let mode = state.withLock { $0.mode }
+        switch mode {
+        case .stopped:
+            // The next play opens a reader there (one opened ahead for another frame is dropped).
+            let stale = state.withLock { state -> StreamReader? in
+                state.position = frame
+                guard let reader = state.reader, reader.startFrame != frame else { return nil }
+                state.reader = nil
+                return reader
+            }
+            stale?.stop()
+        case .playing, .paused:
+            try startVoice(at: frame, paused: mode == .paused)
+        }
+    }
+
+    /// Where the play is, in seconds from the start (within one pass when looping): what the
+    /// mixer has rendered, a device buffer ahead of what is heard.
+    public var currentTime: Double {
+        var seconds = Double(currentFrame) / Double(sourceRate)
+        if let duration, duration > 0, seconds >= duration { seconds = seconds.truncatingRemainder(dividingBy: duration) }
+        return seconds
+    }
+
+    public var isPlaying: Bool { state.withLock { $0.mode == .playing } }
+
+    /// Linear gain, 0…16, smoothed (a value outside is ignored, as for `pan` and `rate`).
+    public var volume: Float {
+        get { state.withLock { $0.volume } }
+        set {
+            guard let voice = state.withLock({ state -> Voice?? in
+                guard (0...Mixer.maximumGain).contains(newValue) else { return .none }
+                state.volume = newValue
+                return .some(state.voice)
+            }) else { return }
+            try? voice?.setVolume(newValue)
+        }
+    }
+
+    /// −1 left … 1 right, smoothed.
+    public var pan: Float {
+        get { state.withLock { $0.pan } }
+        set {
+            guard let voice = state.withLock({ state -> Voice?? in
+                guard (-1...1).contains(newValue) else { return .none }
+                state.pan = newValue
+                return .some(state.voice)
+            }) else { return }
+            try? voice?.setPan(newValue)
+        }
+    }
+
+    /// 0.5…2: speed and pitch change together (the voice reads the stream faster or slower,
+    /// linearly interpolated, as SoundPool's setRate). Values outside are ignored.
+    public var rate: Float {
+        get { state.withLock { $0.rate } }
+        set {
+            guard let voice = state.withLock({ state -> Voice?? in
+                guard Mixer.rates.contains(newValue) else { return .none }
+                state.rate = newValue
+                return .some(state.voice)
+            }) else { return }
+            try? voice?.setRate(newValue)
+        }
+    }
+
+    /// Extra passes after the first: 0 plays once, −1 loops until stopped. The loop point is
+    /// gapless (the reader goes back to the start without flushing the resampler). A change
+    /// applies at the next loop point.
+    public var numberOfLoops: Int {
+        get { state.withLock { $0.loops } }
+        set {
+            let reader = state.withLock { state -> StreamReader? in
+                state.loops = max(-1, newValue)
+                return state.reader
+            }
+            reader?.loops.store(max(-1, newValue), ordering: .relaxed)
+        }
+    }
+
+    /// The fade-in of each start (play after a stop, not resume or seek), 0…60 s.
+    public var fadeIn: Duration {
+        get { state.withLock { $0.fadeIn } }
+        set { state.withLock { $0.fadeIn = min(max(newValue, .zero), .seconds(60)) } }
+    }
+
+    /// Periods in which the reader had not decoded in time and the voice played silence.
+    public var underruns: Int {
+        state.withLock { $0.underrunsBefore + ($0.reader?.ring.underruns ?? 0) }
+    }
+
+    /// Seconds decoded ahead of the play.
+    public var bufferedSeconds: Double {
+        let frames = state.withLock { $0.reader?.ring.bufferedFrames ?? 0 }
+        return Double(frames) / Double(engine.library.configuration.format.sampleRate)
+    }
+
+    /// Slows the reader down by `microseconds` per decoded block: how tests make the disk or
+    /// the network fall behind.
+    func slowReader(by microseconds: Int) {
+        state.withLock { $0.reader?.delayPerBlock.store(microseconds, ordering: .relaxed) }
+    }
+
+    // MARK: Internals
+
+    /// The source frame the mixer has reached.
+    private var currentFrame: Int64 {
+        state.withLock { state in
+            guard let reader = state.reader, state.voice != nil else { return state.position }
+            let played = Double(reader.ring.releasedFrames) * Double(sourceRate) / Double(reader.format.sampleRate)
+            return reader.startFrame + Int64(played.rounded())
+        }
+    }
+
+    /// Decodes ahead before a voice starts (at most `prerollWait`): `prerollSeconds`, or the
+    /// whole sound if shorter. A source slower than that starts anyway and counts underruns.
+    public func prepareToPlay() {
+        if let reader = state.withLock({ $0.voice == nil ? $0.reader : nil }) { preroll(reader) }
+    }
+
+    /// What a start waits to have decoded (seconds), and how long it waits for it at most.
+    public static let prerollSeconds = 0.25
+    public static let prerollWait = Duration.seconds(2)
+
+    private func preroll(_ reader: StreamReader) {
+        reader.start()
+        let wanted = min(Int(Self.prerollSeconds * Double(reader.format.sampleRate)), reader.ring.capacity / 2)
+        let deadline = ContinuousClock.now + Self.prerollWait
+        while reader.ring.writtenFrames < wanted, !reader.isFinished, ContinuousClock.now < deadline {
+            usleep(1_000)
+        }
+    }
+
+    /// Replaces the voice with a new one reading from `frame`.
+    private func startVoice(at frame: Int64, paused: Bool) throws {
+        let (oldVoice, oldReader, loops, reusable) = state.withLock { state -> (Voice?, StreamReader?, Int, StreamReader?) in
+            let reusable = state.voice == nil && state.reader?.startFrame == frame ? state.reader : nil
+            return (state.voice, reusable == nil ? state.reader : nil, state.loops, reusable)
+        }
+        let reader = try reusable ?? open(frame, loops)
+        reader.loops.store(loops, ordering: .relaxed)
+        preroll(reader)
+        let format = engine.library.configuration.format
+        let (request, generation) = state.withLock { state -> (StreamRequest, Int) in
+            state.generation += 1
+            state.underrunsBefore += oldReader?.ring.underruns ?? 0
+            state.reader = reader
+            state.mode = paused ? .paused : .playing
+            let fade = oldVoice == nil ? state.fadeIn : .zero
+            let request = StreamRequest(voice: VoiceID(0), stream: reader.ring, gain: state.volume, pan: state.pan, group: group,
+                                        fadeInFrames: Int((fade.seconds * Double(format.sampleRate)).rounded()),
+                                        rate: state.rate, paused: paused)
+            return (request, state.generation)
+        }
+        // Only now, with the generation moved on, may the old voice's completion arrive.
+        oldVoice?.stop()
+        oldReader?.stop()
+        let voice = engine.playStream(request, ring: reader.ring) { [weak self] outcome in
+            self?.ended(generation: generation, outcome)
+        }
+        state.withLock { if $0.generation == generation { $0.voice = voice } }
+    }
+
+    private func ended(generation: Int, _ outcome: PlayOutcome) {
+        let (callback, success) = state.withLock { state -> ((@Sendable (Bool) -> Void)?, Bool) in
+            guard state.generation == generation else { return (nil, false) }
+            let failed: (any Error)? = download?.error ?? state.reader?.error
+            state.generation += 1
+            state.mode = .stopped
+            state.interrupted = false
+            state.voice = nil
+            state.underrunsBefore += state.reader?.ring.underruns ?? 0
+            state.reader?.stop()
+            state.reader = nil
+            state.position = 0
+            state.error = failed
+            return (state.didFinish, outcome == .finished && failed == nil)
+        }
+        callback?(success)
+    }
+
+    /// How much of a URL's sound has arrived (nil for a file).
+    public var downloadProgress: HTTPDownload.Progress? { download?.progress }
+
+    /// Why the last play ended early (a decoding or download error), if it did.
+    public var error: (any Error)? { state.withLock { $0.error } }
+
+    private func handle(_ event: EngineEvent) {
+        switch event {
+        case .deviceLost:
+            let callback = state.withLock { state -> (@Sendable (Interruption) -> Void)?? in
+                guard state.mode == .playing else { return .none }
+                return .some(state.onInterruption)
+            }
+            guard let callback else { return }
+            pause()
+            state.withLock { $0.interrupted = true }
+            callback?(.began)
+        case .deviceRestored:
+            let callback = state.withLock { state -> (@Sendable (Interruption) -> Void)?? in
+                guard state.interrupted else { return .none }
+                state.interrupted = false
+                return .some(state.onInterruption)
+            }
+            guard let callback else { return }
+            resume()
+            callback?(.ended(resumed: true))
+        default:
+            break
+        }
+    }
+}
+
+extension SoundEngine {
+    /// A player for an http(s) URL, which streams while it downloads (or for a file URL, as
+    /// `makePlayer(contentsOf:)`). Returns once the server has answered and `prebufferBytes` have
+    /// arrived (or the whole of a shorter body) and the header is decoded; throws a
+    /// `DownloadError` (DNS, TLS, HTTP status, truncated, stalled: one line each) or a
+    /// `MediaError`. `stallTimeout` is the longest wait for the next bytes.
+    public func makePlayer(url: URL, group: SoundGroup = .music, stallTimeout: Double = 15,
+                           prebufferBytes: Int64 = 64 << 10) throws -> Player {
+        if url.isFileURL { return try makePlayer(contentsOf: url, group: group) }
+        let download = try HTTPDownload(url: url, stallTimeout: stallTimeout)
+        try download.waitForData(prebufferBytes, timeout: stallTimeout)
+        let format = library.configuration.format
+        do {
+            return try Player(url: url, engine: self, group: group, download: download) { start, loops in
+                try StreamReader(bytes: download.bytes(), name: url.absoluteString, format: format, startFrame: start, loops: loops)
+            }
+        } catch {
+            if let failure = download.error { throw failure }
+            throw error
+        }
+    }
+
+    /// A player for the sound file at `url` (anything sfx decodes, of any length), in `group`.
+    /// Throws a `MediaError` when the file cannot be opened or decoded.
+    public func makePlayer(contentsOf url: URL, group: SoundGroup = .music) throws -> Player {
+        let format = library.configuration.format
+        let file = RawFilePath(url)
+        return try Player(url: url, engine: self, group: group) { start, loops in
+            try StreamReader(file: file, format: format, startFrame: start, loops: loops)
+        }
+    }
+}

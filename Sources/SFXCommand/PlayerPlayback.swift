@@ -1,0 +1,126 @@
+import Foundation
+import Glibc
+import Synchronization
+import SFX
+import SFXMedia
+
+/// `sfx play LONGFILE|URL`: the engine's `Player` instead of a cue, with a progress line and
+/// keys on a terminal (space pauses, ←/→ seek 5 s, q quits).
+///
+/// Which sounds go to the player: an http(s) URL, or a single file whose length is over the cue
+/// limit (30 s) or unknown, or any single file with `--start`. Everything else is loaded as cues,
+/// as before.
+enum PlayerPlayback {
+    static let start = NumberOption(spec: .option("start", value: "SECONDS", help: "Start this far into a file (plays it streamed)."), range: 0...1e9)
+    /// `--rate` is already the device's sample rate (aplay's -r): the playback rate is `--speed`.
+    static let rate = NumberOption(spec: .option("speed", value: "R", help: "Playback rate, speed and pitch together (as SoundPool's setRate), 0.5 to 2 (default 1)."), range: 0.5...2)
+    static let then = OptionSpec.option("then", value: "NAME", help: "A sound (system name or file) to play once the others end.")
+    static let specs = [start.spec, rate.spec, then]
+
+    /// The seek step of the arrow keys.
+    static let seekStep = 5.0
+
+    enum Source {
+        case url(URL)
+        case file(RawFilePath)
+    }
+
+    /// The sound to stream, when the arguments name one (see the type's documentation).
+    static func streamed(_ arguments: ParsedArguments) throws -> Source? {
+        let plain = arguments.ordered.filter { $0.option == nil }.map(\.value)
+        if let address = plain.first(where: { $0.hasPrefix("http://") || $0.hasPrefix("https://") }) {
+            guard arguments.ordered.count(where: { $0.option == nil || $0.option == "id" || $0.option == "file" }) == 1,
+                  let url = URL(string: address) else {
+                throw UsageError(message: "a URL plays alone: give one URL and no other sound", command: arguments.spec)
+            }
+            return .url(url)
+        }
+        let sounds = try SoundArgument.all(in: arguments)
+        guard sounds.count == 1, case .file(let path) = sounds[0] else {
+            if try start.read(arguments) != nil {
+                throw UsageError(message: "--start needs one sound file", command: arguments.spec)
+            }
+            return nil
+        }
+        if try start.read(arguments) != nil { return .file(path) }
+        guard let info = try? AudioFileInfo(file: path) else { return nil }   // the cue path says what is wrong
+        let limit = CueLimits.standard.maximumDuration
+        return (info.duration ?? .infinity) > limit ? .file(path) : nil
+    }
+
+    static func run(_ source: Source, _ arguments: ParsedArguments) throws -> Int32 {
+        let volume = try Volume.factor(arguments) ?? 1
+        let pan = Float(try CommonOptions.pan.read(arguments) ?? 0)
+        let loops = try PlayCommand.loops.read(arguments) ?? 0
+        let startAt = try start.read(arguments) ?? 0
+        let speed = Float(try rate.read(arguments) ?? 1)
+        let options = try OutputOptions(arguments)
+        let settings = try CommandSettings.load(quiet: options.quiet)
+        let session = try EngineSession(options, settings: settings)
+        let engine = session.engine
+        let player: Player
+        let ending: SoundID?
+        do {
+            switch source {
+            case .url(let url): player = try engine.makePlayer(url: url)
+            case .file(let path): player = try engine.makePlayer(contentsOf: URL(filePath: path.description))
+            }
+            ending = try arguments.value(then).map { try SoundArgument($0).load(into: engine.library) }
+        } catch {
+            session.finish(played: false)
+            throw Failure(StandardInputAudio.named("\(error)"))
+        }
+        player.volume = volume
+        player.pan = pan
+        player.rate = speed
+        player.numberOfLoops = loops
+        let result = Mutex<Bool?>(nil)
+        player.didFinish = { ok in result.withLock { $0 = ok } }
+        if startAt > 0 { try player.seek(to: startAt) }
+
+        let keys = TerminalKeys.open()
+        defer { keys?.restore() }
+        let interrupted = Interruption()
+        interrupted.onInterrupt {
+            keys?.restore()
+            player.stop()
+        }
+        try player.play()
+        let bar = !options.quiet && isatty(STDERR_FILENO) == 1 ? ProgressBar(width: ProgressBar.terminalWidth()) : nil
+        var quit = false
+        while !quit, !interrupted.happened, result.withLock({ $0 }) == nil {
+            for key in keys?.poll() ?? [] {
+                switch key {
+                case .space: player.isPlaying ? player.pause() : player.resume()
+                case .left: try? player.seek(to: max(0, player.currentTime - seekStep))
+                case .right: try? player.seek(to: player.currentTime + seekStep)
+                case .quit: quit = true
+                }
+            }
+            bar?.draw(elapsed: player.currentTime, total: player.duration, paused: !player.isPlaying,
+                      downloaded: player.downloadProgress?.fraction)
+            usleep(100_000)
+        }
+        keys?.restore()
+        if let bar {
+            bar.draw(elapsed: result.withLock({ $0 }) == true ? player.duration ?? player.currentTime : player.currentTime,
+                     total: player.duration, paused: !player.isPlaying, downloaded: player.downloadProgress?.fraction)
+            bar.finish()
+        }
+        if quit || interrupted.happened { player.stop() }
+        let failed = result.withLock { $0 } == false && !quit && !interrupted.happened
+        if failed {
+            printError(player.error.map { "\($0)" } ?? "\(player.url.absoluteString): the play ended early")
+        } else if !quit, !interrupted.happened, let ending {
+            engine.play(ending)
+        }
+        session.finish()
+        if interrupted.happened { return 130 }
+        return failed ? 1 : 0
+    }
+
+    /// `--then` after cues: the sound to play once they end, loaded with them.
+    static func ending(_ arguments: ParsedArguments, library: SoundLibrary) throws -> SoundID? {
+        try arguments.value(then).map { try SoundArgument($0).load(into: library) }
+    }
+}

@@ -1,0 +1,250 @@
+import CSoxr
+import Foundation
+import Synchronization
+import SFXCore
+
+/// Decodes a sound of any length ahead of playback into a `StreamRing`, on a thread of its own:
+/// the producer side of a streaming voice (SFX's `Player`).
+///
+/// ```swift
+/// let reader = try StreamReader(file: RawFilePath("long.flac"), format: .standard, startFrame: 0, loops: 0)
+/// reader.start()                       // decodes until the ring is full, then keeps it full
+/// mixer.apply(.playStream(StreamRequest(voice: id, stream: reader.ring)))
+/// ```
+///
+/// Each block of 4096 source frames is decoded (libsndfile, or FFmpeg for what libsndfile cannot
+/// read), downmixed as cues are (`ChannelMatrix`) and resampled to the mixer's rate by libsoxr at
+/// very high quality, as one continuous stream: loops seek the source back to its start without
+/// flushing the resampler, so the loop point is gapless, and at the very end the filter is
+/// flushed and the stream cut to exactly round(n · out / in) frames, as a whole-file decode is.
+/// Memory is the ring plus a few blocks, whatever the length. The thread never blocks the
+/// mixer: when the ring is full it sleeps a few milliseconds and looks again; when it falls
+/// behind, the voice plays silence and the ring counts underruns.
+public final class StreamReader: @unchecked Sendable {
+    public let ring: StreamRing
+    /// The source's own rate and channels.
+    public let sourceRate: Int
+    public let sourceChannels: Int
+    /// Source frames the header gives (nil when the length is unknown).
+    public let sourceFrames: Int64?
+    /// The output format (the mixer's).
+    public let format: AudioFormat
+    /// The source frame that ring frame 0 plays.
+    public let startFrame: Int64
+    /// Extra repeats after the first play (−1: forever). Read at each end of the source, so a
+    /// change applies to the next loop point.
+    public let loops: Atomic<Int>
+    /// A pause after each block decoded (testing a reader that falls behind: a slow disk or network).
+    public let delayPerBlock: Atomic<Int> = Atomic(0)
+
+    private let source: any AudioSource
+    private let matrix: ChannelMatrix
+    private let resampler: BlockResampler
+    private let stopRequested = Atomic<Bool>(false)
+    private let done = DispatchSemaphore(value: 0)
+    private let started = Atomic<Bool>(false)
+    private let failure = Mutex<MediaError?>(nil)
+    private let doneFlag = Atomic<Bool>(false)
+
+    /// Opens `file` (libsndfile, else FFmpeg) and seeks to `startFrame`; nothing is decoded until
+    /// `start()`. `ringFrames` is the read-ahead, in output frames (2 s at 48 kHz by default).
+    public convenience init(file: RawFilePath, format: AudioFormat, startFrame: Int64 = 0, loops: Int = 0,
+                            ringFrames: Int = 131_072) throws {
+        try self.init(source: AudioSources.open(file), format: format, startFrame: startFrame, loops: loops, ringFrames: ringFrames)
+    }
+
+    /// A reader over bytes that FFmpeg demuxes (a download in progress); `name` names it in errors.
+    public convenience init(bytes: any ByteSource, name: String, format: AudioFormat, startFrame: Int64 = 0, loops: Int = 0,
+                            ringFrames: Int = 131_072) throws {
+        try self.init(source: FFmpegSource(bytes: bytes, name: name), format: format, startFrame: startFrame, loops: loops,
+                      ringFrames: ringFrames)
+    }
+
+    init(source: any AudioSource, format: AudioFormat, startFrame: Int64, loops: Int, ringFrames: Int) throws {
+        self.source = source
+        self.format = format
+        sourceRate = source.sampleRate
+        sourceChannels = source.channels
+        sourceFrames = source.frames
+        self.startFrame = max(0, startFrame)
+        self.loops = Atomic(loops)
+        matrix = ChannelMatrix(sourceChannels: source.channels, map: source.channelMap, targetChannels: format.channels)
+        resampler = try BlockResampler(channels: format.channels, from: source.sampleRate, to: format.sampleRate,
+                                       blockFrames: StreamReader.blockFrames)
+        // Room for at least four blocks' output, so the reader always has somewhere to put one.
+        ring = StreamRing(capacity: max(ringFrames, 4 * resampler.maximumOutput), channels: format.channels)
+        if self.startFrame > 0 { try source.seek(toFrame: self.startFrame) }
+    }
+
+    deinit { stop() }
+
+    static let blockFrames = 4096
+
+    /// The sound's duration in seconds, when the header gives its length.
+    public var duration: Double? { sourceFrames.map { Double($0) / Double(sourceRate) } }
+
+    /// Starts the decoding thread (once).
+    public func start() {
+        guard !started.exchange(true, ordering: .relaxed) else { return }
+        let thread = Thread { [self] in
+            run()
+            done.signal()
+        }
+        thread.name = "sfx-reader"
+        thread.start()
+    }
+
+    /// Stops the thread and waits for it.
+    public func stop() {
+        stopRequested.store(true, ordering: .releasing)
+        if started.exchange(false, ordering: .acquiring) { done.wait() }
+    }
+
+    /// Why decoding stopped early (the stream then ends where it stopped), or nil.
+    public var error: MediaError? { failure.withLock { $0 } }
+
+    /// True once the whole stream is in the ring (or decoding failed).
+    public var isFinished: Bool { doneFlag.load(ordering: .acquiring) }
+
+    private func run() {
+        let inChannels = source.channels
+        var block = [Float](repeating: 0, count: StreamReader.blockFrames * inChannels)
+        var mixed = [Float](repeating: 0, count: StreamReader.blockFrames * format.channels)
+        var out = [Float](repeating: 0, count: resampler.maximumOutput * format.channels)
+        var framesRead = 0
+        defer {
+            ring.finish()
+            doneFlag.store(true, ordering: .releasing)
+        }
+        func put(_ frames: Int) -> Bool {
+            var written = 0
+            while written < frames {
+                if stopRequested.load(ordering: .acquiring) { return false }
+                let n = out.withUnsafeBufferPointer { ring.write($0.baseAddress! + written * format.channels, frames: frames - written) }
+                written += n
+                if n == 0 { usleep(2_000) }
+            }
+            return true
+        }
+        do {
+            while !stopRequested.load(ordering: .acquiring) {
+                if ring.writableFrames < resampler.maximumOutput {
+                    usleep(2_000)
+                    continue
+                }
+                let got = block.withUnsafeMutableBufferPointer { source.read(into: $0.baseAddress!, frames: StreamReader.blockFrames) }
+                if got == 0 {
+                    try source.finishReading(framesRead: framesRead + Int(startFrame))
+                    let left = loops.load(ordering: .relaxed)
+                    if left != 0, framesRead > 0 || startFrame > 0 {
+                        if left > 0 { loops.store(left - 1, ordering: .relaxed) }
+                        try source.seek(toFrame: 0)
+                        framesRead = 0
+                        continue
+                    }
+                    let made = try out.withUnsafeMutableBufferPointer { try resampler.finish(into: $0.baseAddress!, capacity: resampler.maximumOutput) }
+                    _ = put(made)
+                    return
+                }
+                guard block[0..<(got * inChannels)].allSatisfy(\.isFinite) else {
+                    throw MediaError(.corrupt(detail: "NaN or infinite samples"), subject: source.path)
+                }
+                framesRead += got
+                block.withUnsafeBufferPointer { b in
+                    mixed.withUnsafeMutableBufferPointer { matrix.apply(b.baseAddress!, frames: got, into: $0.baseAddress!) }
+                }
+                let made = try mixed.withUnsafeBufferPointer { m in
+                    try out.withUnsafeMutableBufferPointer { o in
+                        try resampler.process(m.baseAddress!, frames: got, into: o.baseAddress!, capacity: resampler.maximumOutput)
+                    }
+                }
+                guard put(made) else { return }
+                let delay = delayPerBlock.load(ordering: .relaxed)
+                if delay > 0 { usleep(UInt32(delay)) }
+            }
+        } catch let error as MediaError {
+            failure.withLock { $0 = error }
+        } catch {
+            failure.withLock { $0 = MediaError(.failed(detail: "\(error)"), subject: source.path) }
+        }
+    }
+}
+
+/// libsoxr at very high quality over a stream fed block by block into caller buffers, cut (or
+/// padded) at the end to exactly round(n · out / in) frames of everything fed: what
+/// `Resampler.resample` gives for the whole input at once. Equal rates pass samples through.
+final class BlockResampler {
+    let channels: Int
+    let inputRate: Int
+    let outputRate: Int
+    /// The most frames one `process` or `finish` call may produce.
+    let maximumOutput: Int
+    private let soxr: soxr_t?
+    private var inputFrames = 0
+    private var outputFrames = 0
+
+    init(channels: Int, from inputRate: Int, to outputRate: Int, blockFrames: Int) throws {
+        self.channels = channels
+        self.inputRate = inputRate
+        self.outputRate = outputRate
+        maximumOutput = Resampler.idealLength(frames: blockFrames, from: inputRate, to: outputRate) + 1024
+        if inputRate == outputRate {
+            soxr = nil
+            return
+        }
+        var ioSpec = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I)
+        var quality = soxr_quality_spec(UInt(SOXR_VHQ), 0)
+        var createError: soxr_error_t?
+        guard let soxr = soxr_create(Double(inputRate), Double(outputRate), UInt32(channels), &createError, &ioSpec, &quality, nil) else {
+            throw MediaError(.failed(detail: "libsoxr: \(createError.map { String(cString: $0) } ?? "cannot create a resampler")"), subject: "resampler")
+        }
+        self.soxr = soxr
+    }
+
+    deinit { if let soxr { soxr_delete(soxr) } }
+
+    /// Converts `frames` input frames (at most the block size) into `output`; returns frames made.
+    func process(_ input: UnsafePointer<Float>, frames: Int, into output: UnsafeMutablePointer<Float>, capacity: Int) throws -> Int {
+        inputFrames += frames
+        guard let soxr else {
+            output.update(from: input, count: frames * channels)
+            outputFrames += frames
+            return frames
+        }
+        var consumed = 0
+        var made = 0
+        while consumed < frames {
+            var used = 0
+            var produced = 0
+            if let error = soxr_process(soxr, input + consumed * channels, frames - consumed, &used,
+                                        output + made * channels, capacity - made, &produced) {
+                throw MediaError(.failed(detail: "libsoxr: \(String(cString: error))"), subject: "resampler")
+            }
+            if used == 0 && produced == 0 { break }
+            consumed += used
+            made += produced
+        }
+        outputFrames += made
+        return made
+    }
+
+    /// Flushes the filter's tail: the frames still owed to reach the ideal length.
+    func finish(into output: UnsafeMutablePointer<Float>, capacity: Int) throws -> Int {
+        let ideal = Resampler.idealLength(frames: inputFrames, from: inputRate, to: outputRate)
+        let owed = max(0, min(ideal - outputFrames, capacity))
+        var made = 0
+        if let soxr {
+            while made < owed {
+                var produced = 0
+                if let error = soxr_process(soxr, nil, 0, nil, output + made * channels, owed - made, &produced) {
+                    throw MediaError(.failed(detail: "libsoxr: \(String(cString: error))"), subject: "resampler")
+                }
+                if produced == 0 { break }
+                made += produced
+            }
+        }
+        if made < owed { (output + made * channels).update(repeating: 0, count: (owed - made) * channels) }
+        outputFrames += owed
+        return owed
+    }
+}

@@ -1,0 +1,82 @@
+// `sfx play` of a long file or a URL: the streamed path. On a terminal (a pseudo-terminal made by
+// script(1)) it draws a progress line and takes keys, and leaves the terminal as it found it;
+// not on a terminal it draws nothing.
+import Foundation
+import XCTest
+
+final class PlayerCommandTests: CommandTestCase {
+    /// A 35 s sine (longer than the 30 s cue limit, so it is streamed).
+    func longFile() throws -> URL {
+        let url = scratch.appending(path: "long.wav")
+        let sox = Process()
+        sox.executableURL = URL(filePath: "/usr/bin/sox")
+        sox.arguments = ["-n", "-r", "48000", "-c", "1", url.path, "synth", "35", "sine", "440", "vol", "0.3"]
+        try sox.run()
+        sox.waitUntilExit()
+        XCTAssertEqual(sox.terminationStatus, 0)
+        return url
+    }
+
+    /// Runs `command` in a shell on a pseudo-terminal; `keys` are typed after `delay` seconds.
+    func onTerminal(_ command: String, keys: String? = nil, delay: Double = 1.5) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(filePath: "/usr/bin/script")
+        process.arguments = ["-qec", command, "/dev/null"]
+        process.environment = environment(["TERM": "xterm", "COLUMNS": "100"])
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        if let keys {
+            Thread.sleep(forTimeInterval: delay)
+            input.fileHandleForWriting.write(Data(keys.utf8))
+        }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        try? input.fileHandleForWriting.close()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    func testALongFileShowsAProgressLineOnATerminalAndRestoresTheTerminal() throws {
+        let file = try longFile()
+        let run = try onTerminal("'\(Self.program.path)' play '\(file.path)' --start 33; echo status=$?; stty -a")
+        XCTAssertEqual(run.status, 0)
+        XCTAssertTrue(run.output.contains("status=0"), run.output)
+        XCTAssertTrue(run.output.contains("▶ 0:33 / 0:35 ["), "the progress line: \(run.output)")
+        XCTAssertTrue(run.output.contains("\r"), "redrawn in place")
+        XCTAssertTrue(run.output.contains(" icanon") && run.output.contains(" echo "), "the terminal is back in canonical mode with echo: \(run.output)")
+    }
+
+    func testQQuitsAndSpacePauses() throws {
+        let file = try longFile()
+        let started = Date()
+        let run = try onTerminal("'\(Self.program.path)' play '\(file.path)'; echo status=$?; stty -a", keys: " q", delay: 2)
+        XCTAssertTrue(run.output.contains("status=0"), run.output)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 20, "q ends the 35 s play")
+        XCTAssertTrue(run.output.contains("‖ "), "space paused it: \(run.output)")
+        XCTAssertTrue(run.output.contains(" icanon") && run.output.contains(" echo "), run.output)
+    }
+
+    func testNotOnATerminalNothingIsDrawn() throws {
+        let file = try longFile()
+        let run = try sfx("play", file.path, "--start", "34", "--then", "tock", "--speed", "2")
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertFalse(run.stderr.contains("\r") || run.stderr.contains("▶"), run.stderr)
+        XCTAssertFalse(run.stdout.contains("\r") || run.stdout.contains("▶"), run.stdout)
+    }
+
+    func testAURLThatFailsIsOneLineAndExitCode1() throws {
+        let run = try sfx("play", "http://sfx-test.invalid/message.mp3")
+        XCTAssertEqual(run.status, 1)
+        let lines = run.stderr.split(separator: "\n").filter { !$0.contains("virtual card") }
+        XCTAssertEqual(lines.count, 1, run.stderr)
+        XCTAssertTrue(lines.first?.contains("not found (DNS)") == true, run.stderr)
+    }
+
+    func testStartNeedsOneFile() throws {
+        let run = try sfx("play", "tock", "--start", "3")
+        XCTAssertEqual(run.status, 64)
+        XCTAssertTrue(run.stderr.contains("--start needs one sound file"), run.stderr)
+    }
+}
