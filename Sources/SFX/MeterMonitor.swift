@@ -28,7 +28,7 @@ public final class LevelMonitor: @unchecked Sendable {
         settings.realtimePriority = realtimePriority
         do { try settings.validate() } catch { throw .setting(error) }
         let opened: any CaptureDevice
-        do { opened = try captureDevices.open(settings.request) } catch { throw .device(error) }
+        do { opened = try captureDevices.open(settings.request) } catch { throw RecorderError.opening(error) }
         parameters = opened.parameters
         capture = CaptureLoop(device: opened, ring: nil, frameLimit: Int.max, realtimePriority: realtimePriority)
         let (stream, continuation) = AsyncStream.makeStream(of: LevelReading.self, bufferingPolicy: .bufferingNewest(16))

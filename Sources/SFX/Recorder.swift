@@ -142,7 +142,7 @@ public final class Recorder: @unchecked Sendable {
         if let prompt = settings.prompt, let engine { try playPrompt(prompt, engine: engine) }
 
         let device: any CaptureDevice
-        do { device = try settings.captureDevices.open(settings.request) } catch { throw .device(error) }
+        do { device = try settings.captureDevices.open(settings.request) } catch { throw RecorderError.opening(error) }
         let parameters = device.parameters
         let encoding = RecordingEncoding(format: settings.format, sampleRate: parameters.sampleRate, channels: parameters.channels,
                                          bitRate: settings.bitRate, quality: settings.quality)

@@ -6,8 +6,13 @@ import SFXMedia
 /// Why a recording (or a monitor) could not start or could not go on, as one line that names the
 /// device or file and the fix.
 public enum RecorderError: Error, CustomStringConvertible, Sendable, Equatable {
-    /// The capture device could not be opened (no such device, busy, no permission, a format it lacks).
+    /// The capture device could not be opened (no such device, busy, no permission, a format it
+    /// lacks, or a sound server's device with no server running).
     case device(ALSAError)
+    /// A sound server's capture device (`default` through pipewire-alsa, `pulse`) on a machine
+    /// with no sound card and no sound server running: nothing can record here but sfx's
+    /// virtual card. `code` is the errno (EHOSTDOWN from PipeWire's plugin, ECONNREFUSED from Pulse's).
+    case noCardNoServer(device: String, code: Int32)
     /// The capture device failed while recording (unplugged, or kept failing); `code` is the errno.
     case deviceLost(device: String, code: Int32)
     /// The file could not be created or written.
@@ -24,18 +29,13 @@ public enum RecorderError: Error, CustomStringConvertible, Sendable, Equatable {
     public var description: String {
         switch self {
         case .device(let error):
-            switch error {
-            case .permissionDenied(let device, _, _):
-                return "no permission to use \(device): add your user to the `audio` group (sudo usermod -aG audio $USER) and log in again"
-            case .busy(let device, _):
-                return "capture device \(device) is busy: another program is recording from it; close that program, or choose another device (--device; `sfx devices` lists them)"
-            case .noDevice(let device, _, _):
-                return "no capture device \(device): connect a microphone, or choose another device (--device; `sfx devices` lists them)"
-            default:
-                return "capture device \(error)"
-            }
+            return Self.line(error)
+        case .noCardNoServer(let device, let code):
+            return "no sound card here and no sound server running, so capture device '\(device)' cannot open (\(Self.errnoName(code))): "
+                + "start PipeWire or PulseAudio, pick another device with --device (`sfx devices` lists them), "
+                + "or leave out --device to record from sfx's virtual card"
         case .deviceLost(let device, let code):
-            return "capture device \(device) failed while recording (\(String(cString: strerror(code)))); what was recorded until then is kept; reconnect it and record again"
+            return "capture device '\(device)' failed while recording (\(Self.errnoName(code))); what was recorded until then is kept; reconnect it and record again"
         case .file(let error):
             return error.description
         case .diskFull(let url, let seconds):
@@ -46,6 +46,61 @@ public enum RecorderError: Error, CustomStringConvertible, Sendable, Equatable {
             return "the prompt tone cannot be played (\(why)); choose another sound, or record without one"
         case .alreadyStarted:
             return "this recorder has already recorded; make a new Recorder for the next recording"
+        }
+    }
+
+    /// The error for a failed open of `device`: `.noCardNoServer` when a sound server's device
+    /// failed for want of a server on a machine without a sound card, else `.device`.
+    public static func opening(_ error: ALSAError, hasSoundCard: Bool = DeviceList.hasSoundCard) -> RecorderError {
+        if isServerAbsent(error.code), !hasSoundCard { return .noCardNoServer(device: error.device, code: error.code) }
+        return .device(error)
+    }
+
+    /// EHOSTDOWN (PipeWire's ALSA plugin) and ECONNREFUSED (Pulse's): the device's sound server
+    /// is not running.
+    public static func isServerAbsent(_ code: Int32) -> Bool { code == EHOSTDOWN || code == ECONNREFUSED }
+
+    /// One line for a device that did not open: the device in quotes, what went wrong with the
+    /// errno's name, and the fix.
+    private static func line(_ error: ALSAError) -> String {
+        let device = "capture device '\(error.device)'"
+        let other = "pick another device with --device (`sfx devices` lists them)"
+        let code = errnoName(error.code)
+        switch error {
+        case .noDevice:
+            return "no \(device) (\(code)): connect a microphone, or \(other)"
+        case .busy:
+            return "\(device) is busy (\(code)): another program is recording from it; close that program, or \(other)"
+        case .permissionDenied:
+            return "no permission to open \(device) (\(code)): add your user to the `audio` group (sudo usermod -aG audio $USER) and log in again"
+        case .unsupported:
+            return "\(device) cannot record as asked: \(error.operation) failed (\(code)); try --rate 48000 or --channels 1, or \(other)"
+        case .failed where isServerAbsent(error.code):
+            return "\(device) needs a sound server and none is running (\(code)): start PipeWire or PulseAudio, or \(other)"
+        case .failed:
+            return "\(device) failed at \(error.operation) (\(code): \(String(cString: strerror(error.code)))); \(other)"
+        }
+    }
+
+    /// "EHOSTDOWN", "ENOENT", …; "errno N" for the rare others.
+    public static func errnoName(_ code: Int32) -> String {
+        switch code {
+        case EHOSTDOWN: "EHOSTDOWN"
+        case ECONNREFUSED: "ECONNREFUSED"
+        case ENOENT: "ENOENT"
+        case ENODEV: "ENODEV"
+        case ENXIO: "ENXIO"
+        case EBUSY: "EBUSY"
+        case EACCES: "EACCES"
+        case EPERM: "EPERM"
+        case EINVAL: "EINVAL"
+        case EIO: "EIO"
+        case EPIPE: "EPIPE"
+        case ESTRPIPE: "ESTRPIPE"
+        case EBADFD: "EBADFD"
+        case ENOMEM: "ENOMEM"
+        case EAGAIN: "EAGAIN"
+        default: "errno \(code)"
         }
     }
 }

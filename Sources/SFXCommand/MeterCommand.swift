@@ -41,7 +41,7 @@ enum MeterCommand: Subcommand {
         display.show(monitor.reading, seconds: (ContinuousClock.now - start).seconds, final: true)
         monitor.stop()
         if monitor.failure != 0 {
-            throw Failure("capture device \(device) failed (\(String(cString: strerror(-monitor.failure)))); reconnect it and try again")
+            throw Failure("capture device '\(device)' failed while metering (\(RecorderError.errnoName(-monitor.failure))); reconnect it and run `sfx meter` again")
         }
         return 0
     }

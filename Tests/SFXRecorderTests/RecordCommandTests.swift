@@ -155,7 +155,7 @@ final class RecordCommandTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: card.directory.appending(path: "data/sfx/recordings").path))
         let missing = try Sfx(card).run(["meter", "-D", "nosuchdevice"])
         XCTAssertEqual(missing.status, 1)
-        XCTAssertEqual(missing.stderr, "sfx: no capture device nosuchdevice: connect a microphone, or choose another device (--device; `sfx devices` lists them)\n")
+        XCTAssertEqual(missing.stderr, "sfx: no capture device 'nosuchdevice' (ENOENT): connect a microphone, or pick another device with --device (`sfx devices` lists them)\n")
     }
 
     /// No such device, and no permission (a user outside the card's private directory, as a
@@ -164,7 +164,7 @@ final class RecordCommandTests: XCTestCase {
         let file = card.directory.appending(path: "none.wav")
         let missing = try Sfx(card).run(["record", "-D", "nosuchdevice", "-o", file.path])
         XCTAssertEqual(missing.status, 1)
-        XCTAssertEqual(missing.stderr, "sfx: no capture device nosuchdevice: connect a microphone, or choose another device (--device; `sfx devices` lists them)\n")
+        XCTAssertEqual(missing.stderr, "sfx: no capture device 'nosuchdevice' (ENOENT): connect a microphone, or pick another device with --device (`sfx devices` lists them)\n")
         XCTAssertFalse(FileManager.default.fileExists(atPath: file.path))
 
         // A user who may read the configuration but not open the card (its directory is the
@@ -181,7 +181,7 @@ final class RecordCommandTests: XCTestCase {
         let denied = try Sfx(card).run(["record", "-D", card.pcmName, "-o", other.appending(path: "x.wav").path],
                                        asUser: 65_534, home: other, alsaConfiguration: configuration)
         XCTAssertEqual(denied.status, 1, denied.stderr)
-        XCTAssertEqual(denied.stderr, "sfx: no permission to use \(card.pcmName): add your user to the `audio` group (sudo usermod -aG audio $USER) and log in again\n")
+        XCTAssertEqual(denied.stderr, "sfx: no permission to open capture device '\(card.pcmName)' (EACCES): add your user to the `audio` group (sudo usermod -aG audio $USER) and log in again\n")
     }
 }
 
