@@ -9,7 +9,9 @@ enum MeterCommand: Subcommand {
         discussion: """
         Average (RMS over each 10 ms period) and peak power in dBFS, -160 to 0, as AVAudioRecorder \
         reports them; the peak holds for 1 s, then falls 20 dB a second. On a terminal: a bar per \
-        channel with its peak mark; otherwise one plain line a second. Enter or Ctrl-C stops.
+        channel with its peak mark; otherwise one plain line a second. Enter or Ctrl-C stops. \
+        With no sound card and no -D, it meters what `sfx record` would record (a sound server, \
+        else sfx's virtual card fed by SFX_VIRTUAL_INPUT).
         """,
         examples: ["sfx meter", "sfx meter -D hw:1 --channels 2", "sfx meter --seconds 5 | tail -1"],
         positionals: [],
@@ -18,7 +20,7 @@ enum MeterCommand: Subcommand {
     static let seconds = NumberOption(spec: .option("seconds", value: "SECONDS", help: "Stop after this long (default: until Enter or Ctrl-C)."), range: 0.1...86_400)
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
-        let device = try arguments.value(RecordCommand.device) ?? CommandSettings.load(quiet: true).device ?? "default"
+        let device = try CaptureChoice.device(given: arguments.value(RecordCommand.device), settings: CommandSettings.load(quiet: true), quiet: false)
         let monitor: LevelMonitor
         do {
             monitor = try LevelMonitor(device: device, sampleRate: try RecordCommand.rate.read(arguments) ?? 48_000,

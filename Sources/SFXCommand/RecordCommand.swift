@@ -13,7 +13,10 @@ enum RecordCommand: Subcommand {
         shorter than --min is removed instead. On a terminal a bar per channel shows the level \
         (average and held peak, dBFS) with a count-up timer; otherwise one plain line a second. \
         The file stays readable if sfx is killed (all but at most the last second). A full disk \
-        stops the recording and keeps what was written. `sfx recordings` lists what was saved.
+        stops the recording and keeps what was written. `sfx recordings` lists what was saved. \
+        With no sound card and no -D, it records through a running sound server, else from sfx's \
+        virtual card, whose input is the sound file named by SFX_VIRTUAL_INPUT (then silence), \
+        or silence without it.
         """,
         examples: ["sfx record", "sfx record -o memo.opus --max 30 --min 1 --prompt tock",
                    "sfx record -D hw:1 --format flac --channels 2 --rate 44100"],
@@ -51,8 +54,8 @@ enum RecordCommand: Subcommand {
         settings.bitRate = try bitRate.read(arguments)
         settings.quality = try quality.read(arguments)
         let userSettings = try CommandSettings.load(quiet: true)
-        settings.device = arguments.value(device) ?? userSettings.device ?? "default"
         let quietly = arguments.flag(quiet)
+        settings.device = try CaptureChoice.device(given: arguments.value(device), settings: userSettings, quiet: quietly)
 
         var session: EngineSession?
         if let name = arguments.value(prompt) {
@@ -120,5 +123,37 @@ enum RecordCommand: Subcommand {
         var st = stat()
         guard stat(url.path, &st) == 0 else { return "? bytes" }
         return st.st_size < 1_000_000 ? String(format: "%.1f kB", Double(st.st_size) / 1_000) : String(format: "%.1f MB", Double(st.st_size) / 1_000_000)
+    }
+}
+
+/// The capture device of `sfx record` and `sfx meter`: the one given (-D), else the settings
+/// file's; on a machine with no sound card, a running sound server's, else sfx's virtual card
+/// (as `sfx play` plays through it), whose capture side plays the sound file named by
+/// SFX_VIRTUAL_INPUT, or silence. SFX_VIRTUAL_CARD=1 asks for the card anywhere.
+enum CaptureChoice {
+    static func device(given: String?, settings: UserSettings, quiet: Bool,
+                       environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+        if let named = given ?? settings.device { return named }
+        let server = ServerOutput.choice(deviceGiven: false, environment: environment)
+        let input = try self.input(environment)
+        guard let fallback = try VirtualCardFallback.engage(deviceGiven: false, serverChosen: server != nil, captureSource: input) else {
+            return server?.pcm ?? "default"
+        }
+        if !quiet {
+            let source = input.map { "which plays \(VirtualCardFallback.inputKey)=\($0.path) into its input" }
+                ?? "which records silence: set \(VirtualCardFallback.inputKey) to a sound file to record that instead"
+            printError("\(fallback.reason): recording from sfx's virtual card (\(fallback.card.directory.path)), \(source)")
+        }
+        return fallback.card.pcmName
+    }
+
+    /// SFX_VIRTUAL_INPUT as an absolute file URL, checked readable; nil when unset or empty.
+    static func input(_ environment: [String: String]) throws -> URL? {
+        guard let path = environment[VirtualCardFallback.inputKey], !path.isEmpty else { return nil }
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        guard FileManager.default.isReadableFile(atPath: absolute) else {
+            throw Failure("\(VirtualCardFallback.inputKey) names \(path), which cannot be read; point it at a sound file (WAV, FLAC, Ogg…) or unset it")
+        }
+        return URL(filePath: absolute)
     }
 }

@@ -6,8 +6,12 @@ import SFXCardSupport
 /// On a machine with no sound card, `sfx play` plays through sfx's virtual card so that the
 /// first command of the README works anywhere; the card's directory holds what it "played".
 /// `SFX_VIRTUAL_CARD=1` asks for the card where there is a sound card too (silent runs, tests).
+/// `sfx record` and `sfx meter` capture from the card the same way; its capture side plays the
+/// sound file named by `SFX_VIRTUAL_INPUT` (silence without one).
 enum VirtualCardFallback {
     static let environmentKey = "SFX_VIRTUAL_CARD"
+    /// The sound file the card's capture side plays (once, then silence).
+    static let inputKey = "SFX_VIRTUAL_INPUT"
 
     /// Why the card is used ("no sound card here", or the variable), or nil when a device was
     /// given, ALSA is already pointed elsewhere (ALSA_CONFIG_PATH set), there is a sound card,
@@ -24,7 +28,8 @@ enum VirtualCardFallback {
     /// `CardDirectory.forUser`): `$XDG_RUNTIME_DIR/sfx/card`, whose last recording and log are
     /// cleared at each run, else `$XDG_STATE_HOME/sfx/card` kept the same way, else a fresh
     /// mkdtemp directory in $TMPDIR; never at a fixed path in a directory others can write.
-    static func engage(deviceGiven: Bool, serverChosen: Bool) throws -> (card: VirtualCard, reason: String)? {
+    /// `captureSource` is what the card's capture side plays (silence when nil).
+    static func engage(deviceGiven: Bool, serverChosen: Bool, captureSource: URL? = nil) throws -> (card: VirtualCard, reason: String)? {
         guard let reason = reason(deviceGiven: deviceGiven, serverChosen: serverChosen) else { return nil }
         let card: VirtualCard
         do {
@@ -36,7 +41,7 @@ enum VirtualCardFallback {
                 unlink(directory.appending(path: old).path)
             }
             // Its recording is for people to open: 32-bit PCM, which sox reads without a warning.
-            card = try VirtualCard(directory: directory, recordingFormat: .pcm32, plugin: plugin)
+            card = try VirtualCard(directory: directory, captureSource: captureSource, recordingFormat: .pcm32, plugin: plugin)
         } catch {
             throw Failure("\(reason), and sfx's virtual card is not available (\(error)); pick a device with --device (`sfx devices` lists them)")
         }
