@@ -15,6 +15,8 @@ import SFXMedia
 /// let posted = try await Upload.send(url, to: form, method: .multipart(field: "audio")) { sent, total in … }
 /// ```
 /// Any status from 400 up throws `UploadError.rejected` with the status and the body's first line.
+///
+/// The file is never read into memory: URLSession streams the body from a file (see `send`).
 public enum Upload {
     public enum Method: Sendable, Hashable {
         /// The file's bytes as the request body.
@@ -37,33 +39,48 @@ public enum Upload {
             throw .invalidURL(destination.absoluteString)
         }
         let contentType: String
-        let bytes: Data
+        let source: CheckedFile
         do {
             contentType = try AudioContentType.of(file)
-            bytes = try readRegularFile(file)
+            source = try CheckedFile(file)
         } catch let error as MediaError {
             throw .file(error)
         } catch {
             throw .file(MediaError(.failed(detail: "\(error)"), subject: file.path))
         }
+        // The body is streamed from a file by URLSession, never held in memory: the checked file
+        // itself for a PUT; for multipart, the envelope and the file copied in chunks to a file
+        // in a new private directory (mkdtemp, 0700), removed when the upload ends.
         var request = URLRequest(url: destination)
-        let body: Data
-        switch method {
-        case .put:
-            request.httpMethod = "PUT"
-            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
-            body = bytes
-        case .multipart(let field):
-            let boundary = "sfx-" + UUID().uuidString
-            request.httpMethod = "POST"
-            request.setValue("multipart/form-data; boundary=\(boundary)", forHTTPHeaderField: "Content-Type")
-            body = multipart(bytes, field: field, fileName: file.lastPathComponent, contentType: contentType, boundary: boundary)
+        let bodyFile: URL
+        var scratch: URL?
+        defer { if let scratch { try? FileManager.default.removeItem(at: scratch) } }
+        do {
+            switch method {
+            case .put:
+                request.httpMethod = "PUT"
+                request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+                bodyFile = try source.pathStillNamingIt()
+            case .multipart(let field):
+                let boundary = "sfx-" + UUID().uuidString
+                request.httpMethod = "POST"
+                request.setValue("multipart/form-data; boundary=\(boundary)", forHTTPHeaderField: "Content-Type")
+                let directory = try privateDirectory()
+                scratch = directory
+                bodyFile = directory.appending(path: "body")
+                let (head, tail) = envelope(field: field, fileName: file.lastPathComponent, contentType: contentType, boundary: boundary)
+                try source.copy(between: head, and: tail, to: bodyFile)
+            }
+        } catch let error as MediaError {
+            throw .file(error)
+        } catch {
+            throw .file(MediaError(.failed(detail: "\(error)"), subject: file.path))
         }
         let delegate = ProgressDelegate(progress)
         let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
         defer { session.finishTasksAndInvalidate() }
         let result: Result<(Data, HTTPURLResponse), UploadError> = await withCheckedContinuation { continuation in
-            let task = session.uploadTask(with: request, from: body) { data, response, error in
+            let task = session.uploadTask(with: request, fromFile: bodyFile) { data, response, error in
                 if let error {
                     continuation.resume(returning: .failure(.transport(url: destination.absoluteString, detail: error.localizedDescription)))
                 } else if let response = response as? HTTPURLResponse {
@@ -74,6 +91,7 @@ public enum Upload {
             }
             task.resume()
         }
+        withExtendedLifetime(source) {}
         let (data, response) = try result.get()
         guard response.statusCode < 400 else {
             throw .rejected(url: destination.absoluteString, status: response.statusCode, body: String(decoding: data, as: UTF8.self))
@@ -81,28 +99,97 @@ public enum Upload {
         return Response(status: response.statusCode, body: data, contentType: contentType)
     }
 
-    static func multipart(_ bytes: Data, field: String, fileName: String, contentType: String, boundary: String) -> Data {
+    /// The multipart body: `head`, then the file's bytes, then `tail`.
+    static func envelope(field: String, fileName: String, contentType: String, boundary: String) -> (head: Data, tail: Data) {
         func quoted(_ text: String) -> String {
             text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
                 .replacingOccurrences(of: "\r", with: "").replacingOccurrences(of: "\n", with: "")
         }
-        var body = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(quoted(field))\"; filename=\"\(quoted(fileName))\"\r\n".utf8)
-        body += Data("Content-Type: \(contentType)\r\n\r\n".utf8)
-        body += bytes
-        body += Data("\r\n--\(boundary)--\r\n".utf8)
-        return body
+        var head = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(quoted(field))\"; filename=\"\(quoted(fileName))\"\r\n".utf8)
+        head += Data("Content-Type: \(contentType)\r\n\r\n".utf8)
+        return (head, Data("\r\n--\(boundary)--\r\n".utf8))
     }
 
-    /// The file's bytes, if it is a regular file (not a FIFO or a device).
-    private static func readRegularFile(_ url: URL) throws -> Data {
+    /// A new directory only this user can enter: mkdtemp in $TMPDIR (else /tmp), mode 0700.
+    private static func privateDirectory() throws -> URL {
+        let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        var template = Array(((base.hasSuffix("/") ? base : base + "/") + "sfx-upload-XXXXXX").utf8CString)
+        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) != nil }) else {
+            throw MediaError(.failed(detail: "cannot make a directory for the multipart body (\(String(cString: strerror(errno)))); set TMPDIR to a writable directory"), subject: base)
+        }
+        return URL(filePath: String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self), directoryHint: .isDirectory)
+    }
+}
+
+/// The file to upload, opened once and checked to be a regular file (not a FIFO or a device,
+/// which could block or never end).
+private final class CheckedFile {
+    let url: URL
+    let fd: Int32
+    let status: stat
+
+    init(_ url: URL) throws {
+        self.url = url
         let fd = open(url.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw MediaError(.failed(detail: "cannot be read (\(String(cString: strerror(errno)))); check the path"), subject: url.path) }
-        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
             throw MediaError(.notRegularFile(kind: "not a regular file"), subject: url.path)
         }
-        return try handle.readToEnd() ?? Data()
+        self.fd = fd
+        status = st
+    }
+
+    deinit { close(fd) }
+
+    /// The file's real path (symbolic links resolved, from /proc/self/fd), after checking that
+    /// it names the opened file itself and is no symbolic link: URLSession opens the file by
+    /// path and takes its length from lstat, so /proc/self/fd/N itself cannot be given.
+    func pathStillNamingIt() throws -> URL {
+        guard let real = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)"), real.hasPrefix("/") else {
+            throw MediaError(.failed(detail: "its path cannot be found again; upload it from a directory of your own"), subject: url.path)
+        }
+        var now = stat()
+        guard lstat(real, &now) == 0, now.st_mode & S_IFMT == S_IFREG, now.st_dev == status.st_dev, now.st_ino == status.st_ino else {
+            throw MediaError(.failed(detail: "was replaced while it was being sent; upload it again"), subject: url.path)
+        }
+        return URL(filePath: real)
+    }
+
+    /// Writes `head`, the file's bytes (1 MiB at a time) and `tail` to a new file at `target`
+    /// (O_EXCL, no symbolic link followed, 0600).
+    func copy(between head: Data, and tail: Data, to target: URL) throws {
+        let out = open(target.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard out >= 0 else { throw failure(target, "cannot be created") }
+        defer { close(out) }
+        func write(_ bytes: UnsafeRawBufferPointer) throws {
+            var done = 0
+            while done < bytes.count {
+                let n = Glibc.write(out, bytes.baseAddress! + done, bytes.count - done)
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { throw failure(target, "cannot be written (for the multipart body)") }
+                done += n
+            }
+        }
+        try head.withUnsafeBytes(write)
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { chunk.deallocate() }
+        var offset: off_t = 0
+        while true {
+            let n = pread(fd, chunk.baseAddress, chunk.count, offset)
+            if n < 0, errno == EINTR { continue }
+            guard n >= 0 else { throw failure(url, "cannot be read", fix: "check the disk and try again") }
+            if n == 0 { break }
+            try write(UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
+            offset += off_t(n)
+        }
+        try tail.withUnsafeBytes(write)
+    }
+
+    /// "PATH: cannot be written (for the multipart body) (No space left on device); free some space or set TMPDIR to another directory"
+    private func failure(_ file: URL, _ what: String, fix: String = "free some space or set TMPDIR to another directory") -> MediaError {
+        MediaError(.failed(detail: "\(what) (\(String(cString: strerror(errno)))); \(fix)"), subject: file.path)
     }
 }
 

@@ -122,4 +122,78 @@ final class UploadTests: XCTestCase {
         XCTAssertTrue(failed.stderr.hasSuffix(": rejected by the test server / second line\n"), failed.stderr)
         XCTAssertEqual(failed.stderr.split(separator: "\n").count, 1)
     }
+
+    /// A 20 MB file is streamed, not read into memory: the server gets every byte (PUT and
+    /// multipart), the Content-Type still follows the content, and the peak resident memory of
+    /// the `sfx upload` process (VmHWM, as wait4 reports it) grows by less than half the file's
+    /// size over uploading a 100 kB file (streamed: about 7 MB of buffers; read whole: 36 MB
+    /// for a PUT and 56 MB for multipart, the file and copies of it).
+    func testALargeFileIsStreamedNotHeldInMemory() throws {
+        let small = try wav(bytes: 100_000, name: "small.wav")
+        let large = try wav(bytes: 20_000_000, name: "large.wav")
+        var request = 0
+        for form in [[], ["--form", "audio"]] {
+            var peaks: [Int] = []
+            for file in [small, large] {
+                let run = try Sfx(card).run(["-c", Self.peakMemory, Sfx.program.path, "upload", file.path, "http://127.0.0.1:\(port)/big"] + form,
+                                            via: URL(filePath: "/usr/bin/python3"))
+                XCTAssertEqual(run.status, 0, run.stderr)
+                XCTAssertEqual(run.stdout, "uploaded \(file.path) as audio/wav: 201\n")
+                let line = try XCTUnwrap(run.stderr.split(separator: "\n").last { $0.hasPrefix("peak kB ") }, run.stderr)
+                peaks.append(try XCTUnwrap(Int(line.dropFirst("peak kB ".count))))
+                request += 1
+                let got = try received(request)
+                let bytes = try Data(contentsOf: file)
+                if form.isEmpty {
+                    XCTAssertEqual(got.headers["content-type"], "audio/wav")
+                    XCTAssertEqual(got.headers["content-length"], String(bytes.count))
+                    XCTAssertTrue(got.body == bytes, "the PUT body differs from the file")
+                } else {
+                    let type = try XCTUnwrap(got.headers["content-type"])
+                    let boundary = String(type.dropFirst("multipart/form-data; boundary=".count))
+                    var expected = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"audio\"; filename=\"\(file.lastPathComponent)\"\r\nContent-Type: audio/wav\r\n\r\n".utf8)
+                    expected += bytes
+                    expected += Data("\r\n--\(boundary)--\r\n".utf8)
+                    XCTAssertTrue(got.body == expected, "the multipart body differs from the envelope and the file")
+                }
+            }
+            XCTAssertLessThan(peaks[1] - peaks[0], 10_000, "peak memory \(peaks[0]) kB for 100 kB, \(peaks[1]) kB for 20 MB \(form)")
+        }
+        // The multipart body's private directory is gone.
+        let left = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("sfx-upload-") }
+        XCTAssertEqual(left, [])
+    }
+
+    /// Runs argv[1:] and prints the child's peak resident memory (ru_maxrss: its VmHWM at exit)
+    /// on standard error as "peak kB N", exiting with the child's status.
+    static let peakMemory = """
+        import os, sys
+        pid = os.fork()
+        if pid == 0:
+            os.execv(sys.argv[1], sys.argv[1:])
+        _, status, usage = os.wait4(pid, 0)
+        print("peak kB %d" % usage.ru_maxrss, file=sys.stderr)
+        sys.exit(os.waitstatus_to_exitcode(status))
+        """
+
+    /// A 16-bit mono WAV of `bytes` bytes of generated noise (a 44-byte header, then data).
+    func wav(bytes: Int, name: String) throws -> URL {
+        let dataBytes = bytes - 44
+        var data = Data(capacity: bytes)
+        func le32(_ v: Int) { withUnsafeBytes(of: UInt32(v).littleEndian) { data += $0 } }
+        func le16(_ v: Int) { withUnsafeBytes(of: UInt16(v).littleEndian) { data += $0 } }
+        data += Data("RIFF".utf8); le32(bytes - 8); data += Data("WAVEfmt ".utf8)
+        le32(16); le16(1); le16(1); le32(48_000); le32(96_000); le16(2); le16(16)
+        data += Data("data".utf8); le32(dataBytes)
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var words = [UInt64](repeating: 0, count: (dataBytes + 7) / 8)
+        for i in words.indices {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            words[i] = state ^ (state >> 29)
+        }
+        words.withUnsafeBytes { data += $0.prefix(dataBytes) }
+        let url = card.directory.appending(path: name)
+        try data.write(to: url)
+        return url
+    }
 }
