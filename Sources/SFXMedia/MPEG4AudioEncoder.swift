@@ -13,7 +13,14 @@ import Foundation
 ///
 /// The AAC stream begins with the encoder's 1024 frames of priming (21.3 ms at 48 kHz): the
 /// fragmented file carries no edit list to hide them, so decoders output them first (as
-/// near-silence) and a length summed from the packets includes them.
+/// near-silence) and a length summed from the packets includes them. FFmpeg 5.1 can write the
+/// edit list (`movflags` plus `delay_moov` and `use_editlist=1` put an `elst` with media_time
+/// 1024 in the `moov` it writes with the first fragment), but its own demuxer applies an edit
+/// list only to the sample table in `moov` (mov_fix_index), which is empty in a fragmented
+/// file: the samples of the `moof` fragments are not trimmed, and libavformat still decodes the
+/// 1024 frames (measured: delay 1024 either way). The other route its demuxer turns into
+/// skip_samples, an iTunSMPB tag, is a freeform `----` item its muxer cannot write. So the file
+/// keeps the simpler empty `moov`, written at once, and no edit list.
 final class MPEG4AudioEncoder: RecordingEncoder {
     let encoding: RecordingEncoding
     private(set) var framesWritten: Int64 = 0
