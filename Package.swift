@@ -35,8 +35,10 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
-        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
-                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
+        // FFmpeg's headers only: sfx does not link FFmpeg (its libraries cost every command ~35 ms
+        // to load); CSFXFFmpeg loads them on first use and defines the functions sfx calls.
+        .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
+        .target(name: "CSFXFFmpeg", dependencies: ["CFFmpeg"]),
         .target(
             name: "SFXCard",
             cSettings: [.define("PIC"), .unsafeFlags(["-fvisibility=default"])],
@@ -66,7 +68,7 @@ let package = Package(
         .target(name: "SFXSoundDesign"),
         // Keeps libmpg123 (under libsndfile) from printing to stderr: see mpg123_quiet.c.
         .target(name: "CSFXMedia"),
-        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CEBUR128", "CFFmpeg", "CSFXMedia", "SFXSystem"]),
+        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CEBUR128", "CFFmpeg", "CSFXFFmpeg", "CSFXMedia", "SFXSystem"]),
 
         // 4. Device.
         .target(name: "SFXDevice", dependencies: ["SFXCore", "CALSA", "CSFXALSA", "CSFXPulse"]),

@@ -224,7 +224,8 @@ public final class SoundEngine: @unchecked Sendable {
         try library.systemSound(named: name)
     }
 
-    /// Decodes a file (WAV, AIFF, FLAC, Ogg, Opus, MP3, … anything libsndfile reads) into a new sound;
+    /// Decodes a file (WAV, AIFF, FLAC, Ogg, Opus, MP3, … anything libsndfile reads; M4A, ALAC, WMA, …
+    /// through FFmpeg) into a new sound;
     /// `normalize` brings it to a target loudness first (see `LoudnessNormalization`; off by default).
     public func load(contentsOf url: URL, normalize: LoudnessNormalization? = nil) throws(SoundError) -> SoundID {
         try library.load(contentsOf: url, normalize: normalize)

@@ -25,13 +25,17 @@ extension SoundFile: AudioSource {}
 enum AudioSources {
     /// Opens `file` with libsndfile, or when libsndfile cannot read it (not a format it knows,
     /// or an encoding it lacks), with FFmpeg. A file neither reads fails with libsndfile's reason,
-    /// which names the file and what it looks like.
+    /// which names the file and what it looks like; without FFmpeg's libraries, with the reason
+    /// they could not be loaded.
     static func open(_ file: RawFilePath) throws -> any AudioSource {
         do {
             return try SoundFile(file: file)
         } catch let error as MediaError {
             switch error.reason {
             case .notAudio, .unsupportedEncoding, .corrupt:
+                if let missing = FFmpegLibraries.unavailableReason {
+                    throw MediaError(.ffmpegMissing(reason: missing), subject: error.subject)
+                }
                 guard let source = try? FFmpegSource(file: file) else { throw error }
                 return source
             default:

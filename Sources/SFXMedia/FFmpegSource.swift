@@ -103,6 +103,7 @@ final class FFmpegSource: AudioSource {
     init(bytes: any ByteSource, name: String) throws {
         path = name
         self.bytes = bytes
+        try FFmpegLibraries.require { reason in MediaError(.ffmpegMissing(reason: reason), subject: name) }
         guard packet != nil, frame != nil else {
             throw MediaError(.failed(detail: "FFmpeg could not allocate a packet"), subject: name)
         }

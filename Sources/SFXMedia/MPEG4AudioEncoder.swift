@@ -45,6 +45,7 @@ final class MPEG4AudioEncoder: RecordingEncoder {
         self.encoding = encoding
         self.path = path
         sink = DescriptorSink(fd)
+        try FFmpegLibraries.require { reason in MediaError(.unsupportedOutput(detail: "M4A needs FFmpeg: \(reason)"), subject: path) }
         // FFmpeg's own log lines ("Qavg", muxer notes) would interleave with sfx's output: every
         // failure is reported here as a MediaError instead.
         av_log_set_level(AV_LOG_QUIET)

@@ -42,6 +42,8 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
         case tooLarge(channels: Int, sampleRate: Int, seconds: Double?, cueBytes: Int64, cueFormat: String, limit: Int)
         /// A known container with an encoding this libsndfile cannot decode or encode.
         case unsupportedEncoding(detail: String)
+        /// libsndfile cannot read the file and FFmpeg's libraries, which might, cannot be loaded.
+        case ffmpegMissing(reason: String)
         /// Writing: the chosen encoding cannot take these samples (rate, channels).
         case unsupportedOutput(detail: String)
         /// A caller's PCM buffer that cannot become a cue.
@@ -84,7 +86,7 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
         case .emptyFile:
             return "is empty (0 bytes); copy or export the sound again"
         case .notAudio(let looksLike):
-            return "is not a sound file (\(looksLike)); use WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3 or CAF"
+            return "is not a sound file (\(looksLike)); use WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3, CAF, M4A (AAC, ALAC) or WMA"
         case .truncated(let promised, let found):
             return "is truncated: its header promises \(promised) frames but the file holds \(found); copy or export it again"
         case .corrupt(let detail):
@@ -104,6 +106,8 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "shorten it, or raise CueLimits.maximumBytes"
         case .unsupportedEncoding(let detail):
             return "uses an encoding libsndfile cannot handle (\(detail)); convert it, e.g. `sox \(subject) out.wav`"
+        case .ffmpegMissing(let reason):
+            return "libsndfile cannot read it and \(reason)"
         case .unsupportedOutput(let detail):
             return "cannot be written in this format (\(detail)); choose another encoding or sample rate"
         case .invalidBuffer(let detail):

@@ -179,9 +179,9 @@ int sfx_wait_idle(sfx_engine *engine, uint32_t timeout_ms);
  * SFX_ERROR_SOUND for a name no theme has. Any thread. */
 int sfx_system_sound(sfx_engine *engine, const char *name, sfx_sound *sound);
 
-/* Decodes a file (WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3, anything libsndfile reads) at `path`
- * (bytes, as the file system has them) into a new sound. Sounds are held whole in memory:
- * files longer than 30 s are refused. Decoding happens here, never when the sound plays.
+/* Decodes a file (WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3, anything libsndfile reads; M4A/AAC,
+ * ALAC, WMA through FFmpeg, loaded when first needed) at `path` (bytes, as the file system has
+ * them) into a new sound. Sounds are held whole in memory: files longer than 30 s are refused. Decoding happens here, never when the sound plays.
  * Any thread. */
 int sfx_load_file(sfx_engine *engine, const char *path, sfx_sound *sound);
 

@@ -1,0 +1,61 @@
+import Foundation
+import XCTest
+
+/// sfx loads FFmpeg's libraries only when a file needs them (Sources/CSFXFFmpeg): they are not
+/// among the program's dependencies, every other command works without them, and a file that
+/// needs them says in one line what to install.
+final class FFmpegOnDemandTests: CommandTestCase {
+    /// The libraries' real files, as the dynamic loader finds them.
+    static let libraries = ["libavformat.so.59", "libavcodec.so.59", "libswresample.so.4", "libavutil.so.57"]
+
+    func testTheProgramDoesNotLinkFFmpeg() throws {
+        let process = Process()
+        process.executableURL = URL(filePath: "/usr/bin/readelf")
+        process.arguments = ["-d", Self.program.path]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let needed = text.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+        XCTAssertFalse(needed.isEmpty, text)
+        for library in ["libavformat", "libavcodec", "libswresample", "libavutil"] {
+            XCTAssertFalse(needed.contains { $0.contains(library) }, "sfx links \(library): \(needed)")
+        }
+    }
+
+    /// Runs sfx in a mount namespace where FFmpeg's library files are empty (as if not installed).
+    func sfxWithoutFFmpeg(_ arguments: [String]) throws -> Run {
+        let paths = try Self.libraries.map { name -> String in
+            let candidates = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib", "/lib/x86_64-linux-gnu"]
+                .map { "\($0)/\(name)" }
+            let found = try XCTUnwrap(candidates.first { FileManager.default.fileExists(atPath: $0) }, "\(name) is not installed")
+            return URL(filePath: found).resolvingSymlinksInPath().path
+        }
+        let script = paths.map { "mount --bind /dev/null '\($0)' || exit 97" }.joined(separator: "\n") + "\nexec \"$0\" \"$@\""
+        return try sfx(["--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, Self.program.path] + arguments,
+                       program: URL(filePath: "/usr/bin/unshare"))
+    }
+
+    func testWithoutFFmpegAnM4ASaysWhatToInstallAndEverythingElseWorks() throws {
+        guard getuid() == 0 else { throw XCTSkip("hiding FFmpeg needs a mount namespace (root)") }
+        // An MPEG-4 file's first box: libsndfile does not read it, FFmpeg would.
+        var m4a = Data([0, 0, 0, 0x18]) + Data("ftypM4A ".utf8) + Data([0, 0, 0, 0]) + Data("M4A mp42".utf8)
+        m4a += Data(count: 4096)
+        try m4a.write(to: scratch.appending(path: "memo.m4a"))
+
+        let info = try sfxWithoutFFmpeg(["info", "memo.m4a"])
+        XCTAssertEqual(info.status, 1, info.stderr)
+        let lines = info.stderr.split(separator: "\n")
+        XCTAssertEqual(lines.count, 1, info.stderr)
+        XCTAssertTrue(info.stderr.contains("memo.m4a"), info.stderr)
+        XCTAssertTrue(info.stderr.contains("memo.m4a: libsndfile cannot read it and FFmpeg's libavutil.so.57 cannot be loaded"), info.stderr)
+        XCTAssertTrue(info.stderr.contains("install Debian's libavformat59"), info.stderr)
+
+        let play = try sfxWithoutFFmpeg(["play", "tock"])
+        XCTAssertEqual(play.status, 0, play.stderr)
+        XCTAssertNotNil(play.recording, play.stdout)
+        let wav = try sfxWithoutFFmpeg(["info", "/usr/share/sounds/freedesktop/stereo/bell.oga"])
+        XCTAssertEqual(wav.status, 0, wav.stderr)
+    }
+}
