@@ -19,27 +19,9 @@ final class FileBytes: ByteSource {
     private var offset: Int64 = 0
     let size: Int64?
 
-    /// Opens `file` if it is a regular file (checked on the descriptor, without blocking on a FIFO).
+    /// Opens `file` if it is a regular file (`RawFilePath.openRegularFile`).
     init(file: RawFilePath) throws {
-        let path = file.description
-        let fd = file.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
-        guard fd >= 0 else { throw MediaError.fromErrno(errno, path: path, writing: false) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else {
-            let code = errno
-            close(fd)
-            throw MediaError.fromErrno(code, path: path, writing: false)
-        }
-        if let error = MediaError.notRegular(mode: st.st_mode, path: path) {
-            close(fd)
-            throw error
-        }
-        if st.st_size == 0 {
-            close(fd)
-            throw MediaError(.emptyFile, subject: path)
-        }
-        descriptor = fd
-        size = Int64(st.st_size)
+        (descriptor, size) = try RawFilePath.openRegularFile(file)
     }
 
     deinit { close(descriptor) }

@@ -113,18 +113,24 @@ enum Resampler {
         Int((Double(frames) * Double(outputRate) / Double(inputRate)).rounded())
     }
 
-    /// Resamples interleaved `samples` of `channels` channels. The stream is flushed (input set
-    /// to NULL) so the filter's tail comes out, and the result is cut to exactly the ideal length.
-    static func resample(_ samples: [Float], channels: Int, from inputRate: Int, to outputRate: Int) throws -> [Float] {
-        guard inputRate != outputRate else { return samples }
-        let inputFrames = samples.count / channels
-        let ideal = idealLength(frames: inputFrames, from: inputRate, to: outputRate)
+    /// A libsoxr stream of interleaved floats at its very high quality (the caller deletes it).
+    static func makeSoxr(channels: Int, from inputRate: Int, to outputRate: Int) throws -> soxr_t {
         var ioSpec = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I)
         var quality = soxr_quality_spec(UInt(SOXR_VHQ), 0)
         var createError: soxr_error_t?
         guard let soxr = soxr_create(Double(inputRate), Double(outputRate), UInt32(channels), &createError, &ioSpec, &quality, nil) else {
             throw MediaError(.failed(detail: "libsoxr: \(createError.map { String(cString: $0) } ?? "cannot create a resampler")"), subject: "resampler")
         }
+        return soxr
+    }
+
+    /// Resamples interleaved `samples` of `channels` channels. The stream is flushed (input set
+    /// to NULL) so the filter's tail comes out, and the result is cut to exactly the ideal length.
+    static func resample(_ samples: [Float], channels: Int, from inputRate: Int, to outputRate: Int) throws -> [Float] {
+        guard inputRate != outputRate else { return samples }
+        let inputFrames = samples.count / channels
+        let ideal = idealLength(frames: inputFrames, from: inputRate, to: outputRate)
+        let soxr = try makeSoxr(channels: channels, from: inputRate, to: outputRate)
         defer { soxr_delete(soxr) }
         // Room for the ideal length plus the few frames soxr may add when rounding its tail.
         let capacity = ideal + 64
@@ -186,12 +192,7 @@ final class StreamingResampler {
             soxr = nil
             return
         }
-        var ioSpec = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I)
-        var quality = soxr_quality_spec(UInt(SOXR_VHQ), 0)
-        var createError: soxr_error_t?
-        guard let soxr = soxr_create(Double(inputRate), Double(outputRate), UInt32(channels), &createError, &ioSpec, &quality, nil) else {
-            throw MediaError(.failed(detail: "libsoxr: \(createError.map { String(cString: $0) } ?? "cannot create a resampler")"), subject: "resampler")
-        }
+        let soxr = try Resampler.makeSoxr(channels: channels, from: inputRate, to: outputRate)
         self.soxr = soxr
     }
 

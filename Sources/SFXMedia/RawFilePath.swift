@@ -71,3 +71,32 @@ public struct RawFilePath: Sendable, Hashable, CustomStringConvertible {
         return String(validating: bytes[index..<(index + length)], as: UTF8.self) == nil ? 0 : length
     }
 }
+
+extension RawFilePath {
+    /// Opens `file` for reading if it is a non-empty regular file: the path is checked with
+    /// `stat` first (so no FIFO or device node is ever opened), opened non-blocking (a FIFO
+    /// swapped in meanwhile cannot block), and checked again on the descriptor. The descriptor
+    /// is the caller's to close; it is still O_NONBLOCK.
+    static func openRegularFile(_ file: RawFilePath) throws -> (descriptor: Int32, size: Int64) {
+        let path = file.description
+        var st = stat()
+        guard file.withCString({ stat($0, &st) }) == 0 else { throw MediaError.fromErrno(errno, path: path, writing: false) }
+        if let error = MediaError.notRegular(mode: st.st_mode, path: path) { throw error }
+        let fd = file.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+        guard fd >= 0 else { throw MediaError.fromErrno(errno, path: path, writing: false) }
+        guard fstat(fd, &st) == 0 else {
+            let code = errno
+            close(fd)
+            throw MediaError.fromErrno(code, path: path, writing: false)
+        }
+        if let error = MediaError.notRegular(mode: st.st_mode, path: path) {
+            close(fd)
+            throw error
+        }
+        if st.st_size == 0 {
+            close(fd)
+            throw MediaError(.emptyFile, subject: path)
+        }
+        return (fd, Int64(st.st_size))
+    }
+}

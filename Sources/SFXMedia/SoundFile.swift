@@ -19,9 +19,8 @@ final class SoundFile {
     private let handle: OpaquePointer
     private let descriptor: Int32
 
-    /// Opens `file`. Only regular files are opened: the path is checked with `stat` first (a
-    /// FIFO would block `open` until a writer came), opened non-blocking, and checked again on
-    /// the descriptor, so nothing that is not a regular file is ever read.
+    /// Opens `file`. Only non-empty regular files are opened (`RawFilePath.openRegularFile`), so
+    /// nothing that is not a regular file is ever read.
     convenience init(path: String) throws {
         try self.init(file: RawFilePath(path))
     }
@@ -29,24 +28,7 @@ final class SoundFile {
     init(file: RawFilePath) throws {
         let path = file.description
         self.path = path
-        var st = stat()
-        guard file.withCString({ stat($0, &st) }) == 0 else { throw MediaError.fromErrno(errno, path: path, writing: false) }
-        if let error = MediaError.notRegular(mode: st.st_mode, path: path) { throw error }
-        let fd = file.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
-        guard fd >= 0 else { throw MediaError.fromErrno(errno, path: path, writing: false) }
-        guard fstat(fd, &st) == 0 else {
-            let code = errno
-            close(fd)
-            throw MediaError.fromErrno(code, path: path, writing: false)
-        }
-        if let error = MediaError.notRegular(mode: st.st_mode, path: path) {
-            close(fd)
-            throw error
-        }
-        if st.st_size == 0 {
-            close(fd)
-            throw MediaError(.emptyFile, subject: path)
-        }
+        let fd = try RawFilePath.openRegularFile(file).descriptor
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         var info = SF_INFO()
         // libsndfile gets its own duplicate, which it closes even when opening fails.

@@ -192,12 +192,7 @@ final class BlockResampler {
             soxr = nil
             return
         }
-        var ioSpec = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I)
-        var quality = soxr_quality_spec(UInt(SOXR_VHQ), 0)
-        var createError: soxr_error_t?
-        guard let soxr = soxr_create(Double(inputRate), Double(outputRate), UInt32(channels), &createError, &ioSpec, &quality, nil) else {
-            throw MediaError(.failed(detail: "libsoxr: \(createError.map { String(cString: $0) } ?? "cannot create a resampler")"), subject: "resampler")
-        }
+        let soxr = try Resampler.makeSoxr(channels: channels, from: inputRate, to: outputRate)
         self.soxr = soxr
     }
 
