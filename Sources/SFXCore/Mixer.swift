@@ -130,14 +130,14 @@ public final class Mixer: @unchecked Sendable {
     /// Events lost because the event buffer was full.
     public var droppedEventCount: Int { state.pointee.droppedEventCount }
 
-    private struct Group {
+    struct Group {
         var gain = Ramp(1)
         var mute = Ramp(1)
     }
 
     /// Everything that changes as the mixer runs, in memory of its own: `let` pointers need no
     /// exclusivity checks, stored `var`s of a class do.
-    private struct State {
+    struct State {
         var frameTime = 0
         var activeVoiceCount = 0
         var playingVoiceCount = 0
@@ -152,26 +152,26 @@ public final class Mixer: @unchecked Sendable {
     }
 
     /// One entry of the `VoiceID` → slot table; `slot` < 0 marks an empty entry.
-    private struct IndexEntry {
+    struct IndexEntry {
         var id: UInt64 = 0
         var slot: Int32 = -1
     }
 
-    private let slotCount: Int
-    private let voices: UnsafeMutablePointer<VoiceSlot>
+    let slotCount: Int
+    let voices: UnsafeMutablePointer<VoiceSlot>
     /// One bit per slot, set while the slot holds a voice; bits past `slotCount` stay set.
-    private let occupied: UnsafeMutablePointer<UInt64>
-    private let occupiedWords: Int
+    let occupied: UnsafeMutablePointer<UInt64>
+    let occupiedWords: Int
     /// Open addressing with linear probing, at least twice as many entries as slots.
-    private let index: UnsafeMutablePointer<IndexEntry>
-    private let indexMask: Int
-    private let groups: UnsafeMutablePointer<Group>
+    let index: UnsafeMutablePointer<IndexEntry>
+    let indexMask: Int
+    let groups: UnsafeMutablePointer<Group>
     /// One bus per group, `maxFramesPerRender × channels` samples each.
     private let buses: UnsafeMutablePointer<Float>
     private let events: UnsafeMutablePointer<(MixerEvent, Int)>
     /// Cues being released: their keys, and the frame at which their latest voice ended.
-    private let releasingCues: UnsafeMutablePointer<(key: UInt32, lastEnd: Int)>
-    private let state: UnsafeMutablePointer<State>
+    let releasingCues: UnsafeMutablePointer<(key: UInt32, lastEnd: Int)>
+    let state: UnsafeMutablePointer<State>
 
     public init(format: AudioFormat, configuration: Configuration) {
         let c = configuration.normalized
