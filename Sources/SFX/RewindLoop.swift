@@ -86,6 +86,7 @@ extension OutputThread {
                 if takeCommandsRewinding(history) {
                     hadCommands = true
                     lastCommandFrame = mixer.frameTime
+                    lastPlacement.store(mixer.frameTime, ordering: .releasing)
                 }
                 history.save(mixer)
                 mixer.render(into: scratch, frameCount: period)

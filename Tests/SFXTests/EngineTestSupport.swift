@@ -15,9 +15,9 @@ struct EngineOnCard {
 
     init(period: Int = 960, periods: Int = 4, maxVoices: Int = 64, formats: [SampleFormat] = [.float32],
          idleTimeout: Duration? = nil, device: String? = nil, validating: Bool = true, rewind: Bool = false,
-         card makeCard: () throws -> VirtualCard = { try VirtualCard() },
+         card given: VirtualCard? = nil,
          adjust: (inout SoundEngine.Configuration) -> Void = { _ in }) throws {
-        card = try makeCard()
+        card = try given ?? VirtualCard()
         card.makeCurrent()
         var configuration = SoundEngine.Configuration()
         configuration.output.device = device ?? card.hardwarePCMName
