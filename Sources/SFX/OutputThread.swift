@@ -249,8 +249,13 @@ final class OutputThread: @unchecked Sendable {
     /// Runs the real-time loop on `device`, specialised for the devices sfx has: rewind mode's
     /// while it is on and the device says it may rewind, the classic loop otherwise.
     private func play(_ device: any PlaybackDevice) -> Ending {
+        if rewindEnabled, !device.canRewind {
+            // A device that says it cannot rewind plays on the classic path as it was opened.
+            rewindEnabled = false
+            wantsKicks.store(false, ordering: .relaxed)
+            rewindState.store(RewindCode.nothingRewindable, ordering: .releasing)
+        }
         if rewindEnabled, let history {
-            guard device.canRewind else { return .fallBack(.nothingRewindable) }
             if let alsa = device as? PCMPlayback { return rewindLoop(alsa, history: history) }
             if let null = device as? NullPlaybackDevice { return rewindLoop(null, history: history) }
             return rewindLoop(device, history: history)
