@@ -252,8 +252,8 @@ public final class PCMPlayback: PlaybackDevice, @unchecked Sendable {
     }
 
     /// Waits for the PCM's descriptors (as `snd_pcm_wait` does) and `descriptor` together: 1 when
-    /// the PCM is ready (or reports an error, which `available` then returns), 2 when
-    /// `descriptor` is readable, 0 on timeout, or a negative errno.
+    /// the PCM is ready, 2 when `descriptor` is readable, 0 on timeout, or a negative errno
+    /// (-EPIPE after an xrun, -ESTRPIPE when suspended, -ENODEV when gone, as `snd_pcm_wait`).
     public func wait(timeoutMilliseconds: Int32, orUntilReadable descriptor: Int32) -> Int32 {
         guard let pcm else { return -EBADFD }
         let count = snd_pcm_poll_descriptors(pcm, pollDescriptors, UInt32(pollCapacity - 1))
@@ -267,6 +267,15 @@ public final class PCMPlayback: PlaybackDevice, @unchecked Sendable {
         var revents: UInt16 = 0
         let result = snd_pcm_poll_descriptors_revents(pcm, pollDescriptors, UInt32(devices), &revents)
         if result < 0 { return result }
+        if revents & UInt16(POLLERR | POLLNVAL) != 0 {
+            // As snd_pcm_wait reports it: the state says what went wrong. (Raw values: matching
+            // the imported enum itself would instantiate its metadata, a heap call, the first time.)
+            let state = snd_pcm_state(pcm).rawValue
+            if state == SND_PCM_STATE_XRUN.rawValue { return -EPIPE }
+            if state == SND_PCM_STATE_SUSPENDED.rawValue { return -ESTRPIPE }
+            if state == SND_PCM_STATE_DISCONNECTED.rawValue { return -ENODEV }
+            return -EIO
+        }
         return 1
     }
 
