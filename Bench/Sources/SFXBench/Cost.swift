@@ -51,11 +51,14 @@ enum Cost {
         return (rows, limits)
     }
 
-    /// sfx at its default period with `voices` looping voices: process CPU seconds per wall second.
-    static func sfxCPU(voices: Int, options: BenchOptions, scratch: URL) throws -> CPURow {
-        let run = try CardRun(scratch: scratch, name: "sfx-cpu-\(voices)", record: false)
+    /// sfx at its classic default (128 × 3), or in rewind mode (256 × 4), with `voices` looping
+    /// voices: process CPU seconds per wall second.
+    static func sfxCPU(voices: Int, rewind: Bool = false, options: BenchOptions, scratch: URL) throws -> CPURow {
+        let run = try CardRun(scratch: scratch, name: "sfx-cpu-\(voices)\(rewind ? "-rewind" : "")", record: false)
         defer { run.remove() }
-        let engine = try SfxOnCard.engine(run, period: BenchOptions.defaultPeriod, maxVoices: voices)
+        let engine = rewind
+            ? try SfxOnCard.engine(run, period: Latency.rewindPeriod, periods: Latency.rewindPeriods, maxVoices: voices, rewind: true)
+            : try SfxOnCard.engine(run, period: BenchOptions.defaultPeriod, maxVoices: voices)
         let sound = try engine.load(buffer: loop, sampleRate: 48_000, channels: 1, name: "loop")
         for _ in 0..<voices { engine.play(sound, volume: 1 / Float(voices), loops: -1) }
         Meter.sleep(seconds: 0.5)
@@ -67,7 +70,7 @@ enum Cost {
         guard active == voices else {
             throw BenchError("sfx played \(active) of \(voices) voices; raise maxVoices")
         }
-        return CPURow(client: "sfx", voices: voices, coreShare: share, setting: try run.log().setting)
+        return CPURow(client: rewind ? "sfx (rewind)" : "sfx", voices: voices, coreShare: share, setting: try run.log().setting)
     }
 
     /// A C client at its default setting with `voices` looping voices.
@@ -155,6 +158,12 @@ enum Cost {
             let floor = try Latency.client(.floor, period: period, count: count, label: "period \(period)",
                                            options: options, scratch: scratch, name: "floor-load-\(period)")
             rows += [sfx, floor].map { LoadRow($0, period: period, seconds: options.loadSeconds, load: load.name) }
+        }
+        // Rewind mode beside the floor rewinding, both at 256 × 4.
+        let gaps = Latency.gaps(period: Latency.rewindPeriod, periods: Latency.rewindPeriods)
+        let count = Int(options.loadSeconds * 1000 / ((gaps.min + gaps.max) / 2))
+        for row in try Latency.rewindRows(count: count, options: options, scratch: scratch, name: "load-rewind") {
+            rows.append(LoadRow(row, period: Latency.rewindPeriod, seconds: options.loadSeconds, load: load.name))
         }
         return rows
     }
