@@ -47,16 +47,22 @@ public enum RewindRefusal: Sendable, Equatable, CustomStringConvertible {
 
 /// Rewind mode's numbers.
 ///
-/// **The buffer**: 20 ms or more (`request(for:)`): a deep buffer rides out late wake-ups and
-/// costs fewer of them, while a play still reaches the DAC about `guardSeconds` after the
-/// trigger, because the engine rewinds to just ahead of the DAC and writes again from there.
+/// **The buffer**: 20 ms or more (`request(for:)`; 512 × 3 frames, 32 ms, at 48 kHz by default):
+/// a deep buffer rides out late wake-ups and costs fewer of them, while a play still reaches the
+/// DAC about `guardSeconds` after the trigger, because the engine rewinds to just ahead of the
+/// DAC and writes again from there. Periods of 512 frames wake the thread 94 times a second
+/// (10.7 ms apart), and it wakes with two periods (21 ms) still queued. Measured on the virtual
+/// card with one voice playing (`sfx-bench --rewind-rounds`): 256 × 4 cost 1.9 % of a core,
+/// 512 × 2 1.3 %, 1024 × 2 1.2 %, with the same latency; the rest of the cost is per frame
+/// (the mixer's eight group buses and limiter, the card's own DAC) and the engine's other
+/// threads' wake-ups.
 ///
 /// **The guard** (`guardSeconds`, 1 ms): frames between the DAC and the rewind point are left
 /// as written. What must fit in it is the time from reading the device's position (after the
 /// wake-up, so a late wake-up does not count) to the rewritten frames being in the buffer:
 /// re-rendering from the snapshot before the rewind point and rendering up to the end of the
-/// buffer. Both are bounded by the buffer (1,024 frames): a few microseconds with one voice and
-/// 0.1–0.2 ms with 64 (the renderer's cost per frame and voice, `sfx-bench --burst`), plus a
+/// buffer. Both are bounded by the buffer (1,536 frames): a few microseconds with one voice and
+/// 0.1–0.3 ms with 64 (the renderer's cost per frame and voice, `sfx-bench --burst`), plus a
 /// preemption of the SCHED_FIFO thread, which is rare. 1 ms keeps a margin of five times the
 /// worst render; the virtual card logs any frame written after the DAC passed it (`lost`), and
 /// the rewind tests check that none was. The position used is the smaller of what the device
@@ -67,15 +73,15 @@ enum RewindMode {
     static let minimumBufferSeconds = 0.020
 
     /// The request rewind mode opens the device with: `request` with a buffer of at least 20 ms
-    /// (periods of at least 256 frames at 48 kHz, at least four of them); a request that already
-    /// asks for that much is kept.
+    /// (periods of at least 512 frames at 48 kHz, at least three of them); a request that
+    /// already asks for that much is kept.
     static func request(for request: PlaybackRequest) -> PlaybackRequest {
         var deep = request
         let minimumBuffer = Int((Double(request.sampleRate) * minimumBufferSeconds).rounded(.up))
         guard request.periodFrames * request.periodCount < minimumBuffer else { return request }
-        let period = max(request.periodFrames, request.sampleRate * 256 / 48_000)
+        let period = max(request.periodFrames, request.sampleRate * 512 / 48_000)
         deep.periodFrames = min(period, PlaybackRequest.periodSizes.upperBound)
-        deep.periodCount = min(max(request.periodCount, 4, (minimumBuffer + deep.periodFrames - 1) / deep.periodFrames),
+        deep.periodCount = min(max(request.periodCount, 3, (minimumBuffer + deep.periodFrames - 1) / deep.periodFrames),
                                PlaybackRequest.periodCounts.upperBound)
         return deep
     }

@@ -162,6 +162,18 @@ final class RewindTests: XCTestCase {
         XCTAssertEqual(setup.engine.metrics.parameters.bufferFrames, 384, "reopened with the classic request (128 × 3)")
     }
 
+    func testRewindModeAsksForABufferOf20msOrMore() {
+        let classic = PlaybackRequest()
+        let deep = RewindMode.request(for: classic)
+        XCTAssertEqual(deep.periodFrames * deep.periodCount, 1_536, "128 × 3 becomes 512 × 3")
+        XCTAssertGreaterThanOrEqual(Double(deep.periodFrames * deep.periodCount) / 48_000, 0.020)
+        let asked = PlaybackRequest(periodFrames: 960, periodCount: 4)
+        XCTAssertEqual(RewindMode.request(for: asked).periodFrames, 960, "a deep enough request is kept")
+        XCTAssertEqual(RewindMode.request(for: asked).periodCount, 4)
+        let slow = RewindMode.request(for: PlaybackRequest(sampleRate: 8_000, periodFrames: 16, periodCount: 2))
+        XCTAssertGreaterThanOrEqual(slow.periodFrames * slow.periodCount, 160, "20 ms at 8 kHz")
+    }
+
     func testTheSwitchTurnsRewindModeOff() throws {
         let setup = try EngineOnCard(period: 128, periods: 3, rewind: false)
         defer { setup.close() }

@@ -106,9 +106,10 @@ enum Latency {
 
     // MARK: Rewind mode
 
-    /// Rewind mode's buffer: 256 × 4 frames (21.3 ms), the floor's and sfx's default in that mode.
-    static let rewindPeriod = 256
-    static let rewindPeriods = 4
+    /// Rewind mode's buffer: sfx's default in that mode, 512 × 3 frames (32 ms); the floor
+    /// rewinds with the same.
+    static let rewindPeriod = 512
+    static let rewindPeriods = 3
     /// The floor's guard: 1 ms, as sfx's (`RewindMode.guardSeconds`).
     static let rewindGuardFrames = 48
     static let rewindLabel = "rewind \(rewindPeriod) × \(rewindPeriods)"
