@@ -62,15 +62,20 @@ enum Cost {
         let sound = try engine.load(buffer: loop, sampleRate: 48_000, channels: 1, name: "loop")
         for _ in 0..<voices { engine.play(sound, volume: 1 / Float(voices), loops: -1) }
         Meter.sleep(seconds: 0.5)
-        let cpu = Meter.processCPU(), wall = Meter.now()
+        let thread = engine.metrics.outputThreadID
+        let cpu = Meter.processCPU(), wall = Meter.now(), threadCPU = Meter.threadCPU(tid: thread)
         Meter.sleep(seconds: options.cpuSeconds)
-        let share = (Meter.processCPU() - cpu) / (Double(Meter.now() - wall) / 1e9)
+        let seconds = Double(Meter.now() - wall) / 1e9
+        let share = (Meter.processCPU() - cpu) / seconds
+        var outputShare: Double?
+        if let before = threadCPU, let after = Meter.threadCPU(tid: thread) { outputShare = (after - before) / seconds }
         let active = engine.metrics.activeVoices
         engine.close(drain: false)
         guard active == voices else {
             throw BenchError("sfx played \(active) of \(voices) voices; raise maxVoices")
         }
-        return CPURow(client: rewind ? "sfx (rewind)" : "sfx", voices: voices, coreShare: share, setting: try run.log().setting)
+        return CPURow(client: rewind ? "sfx (rewind)" : "sfx", voices: voices, coreShare: share, setting: try run.log().setting,
+                      outputThreadShare: outputShare)
     }
 
     /// A C client at its default setting with `voices` looping voices.
@@ -213,6 +218,9 @@ struct CPURow: Codable {
     /// CPU seconds per second of audio: 0.01 is 1 % of one core.
     var coreShare: Double
     var setting: Setting?
+    /// sfx: the share of it taken by the output thread (mixing, the card's plugin, ALSA); the
+    /// rest is the engine's other threads and the benchmark's own.
+    var outputThreadShare: Double?
 }
 
 struct PreloadResult: Codable {

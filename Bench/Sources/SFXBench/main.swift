@@ -92,7 +92,8 @@ func runRewindRounds(_ options: BenchOptions) throws {
                    try Cost.sfxCPU(voices: 1, options: options, scratch: scratch),
                    try Cost.clientCPU(.openAL, voices: 1, options: options, scratch: scratch)]
         for row in cpu {
-            emit("round \(round)  \(row.client)  \(row.setting?.text ?? "?")  one voice: \(String(format: "%.2f", row.coreShare * 100)) % of a core")
+            let thread = row.outputThreadShare.map { ", output thread \(String(format: "%.2f", $0 * 100)) %" } ?? ""
+            emit("round \(round)  \(row.client)  \(row.setting?.text ?? "?")  one voice: \(String(format: "%.2f", row.coreShare * 100)) % of a core\(thread)")
         }
     }
 }
