@@ -70,7 +70,9 @@ extension OutputThread {
                     rewindState.store(RewindCode.active, ordering: .releasing)
                 case .notNow: break
                 }
-            } else if verified, commands.count > 0 {
+            }
+            // (Right after the probe too: plays queued at start-up need not wait for a period.)
+            if verified, commands.count > 0 {
                 switch startByRewinding(device, history, guardFrames: guardFrames, probe: false) {
                 case .refused(let why): return .fallBack(why)
                 case .failed(let code):
