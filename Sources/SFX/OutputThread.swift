@@ -222,11 +222,12 @@ final class OutputThread: @unchecked Sendable {
                 case .fallBack(let why):
                     rewindEnabled = false
                     wantsKicks.store(false, ordering: .relaxed)
-                    rewindState.store(Self.code(why), ordering: .releasing)
                     device.drop()
                     device.close()
                     self.device = nil
                     reopen(announce: false)
+                    // Said once the classic device is open: the engine waits for this verdict.
+                    rewindState.store(Self.code(why), ordering: .releasing)
                 }
             } else {
                 playByClock(for: retryDelay)

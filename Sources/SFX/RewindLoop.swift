@@ -59,19 +59,6 @@ extension OutputThread {
                 continue
             }
             var hadCommands = false
-            if !verified, written >= bufferFrames {
-                switch startByRewinding(device, history, guardFrames: guardFrames, probe: true) {
-                case .refused(let why): return .fallBack(why)
-                case .failed(let code):
-                    if let ending = failRewinding(device, code, &streak, opened: opened, history) { return ending }
-                    continue
-                case .rewound:
-                    verified = true
-                    rewindState.store(RewindCode.active, ordering: .releasing)
-                case .notNow: break
-                }
-            }
-            // (Right after the probe too: plays queued at start-up need not wait for a period.)
             if verified, commands.count > 0 {
                 switch startByRewinding(device, history, guardFrames: guardFrames, probe: false) {
                 case .refused(let why): return .fallBack(why)
@@ -104,6 +91,20 @@ extension OutputThread {
                 if written >= wellPlayedFrames { playedWell = true }
                 available -= period
                 idle = (hadCommands || mixer.activeVoiceCount > 0) ? 0 : idle + period
+            }
+            // The probe, as soon as the buffer is first full: the engine waits for its verdict
+            // before it hands itself out (`waitForRewindVerdict`).
+            if !verified, written >= bufferFrames {
+                switch startByRewinding(device, history, guardFrames: guardFrames, probe: true) {
+                case .refused(let why): return .fallBack(why)
+                case .failed(let code):
+                    if let ending = failRewinding(device, code, &streak, opened: opened, history) { return ending }
+                    continue
+                case .rewound:
+                    verified = true
+                    rewindState.store(RewindCode.active, ordering: .releasing)
+                case .notNow: break
+                }
             }
             activeVoices.store(mixer.activeVoiceCount, ordering: .relaxed)
             commit(device, history)
@@ -176,6 +177,9 @@ extension OutputThread {
     }
 
     /// The frames before the DAC's position can no longer be rewritten: their events leave.
+    /// Anything else released only for frames that can no longer be rewound (a streaming voice's
+    /// ring, whose producer may overwrite what the mixer has read) is released here, from
+    /// `history.committedState`, never from the live mixer, which has read ahead.
     private func commit<Device: PlaybackDevice>(_ device: Device, _ history: RewindHistory) {
         let delay = device.delay()
         if delay >= 0 { history.commit(upTo: mixer.frameTime - delay) }

@@ -199,14 +199,27 @@ final class RewindHistory {
         }
     }
 
-    /// Forgets every snapshot and event (a new stream: nothing of the old one can be rewound).
-    func reset() {
-        first = end
-        deliverable = posted
+    /// The mixer as of the oldest snapshot still kept, or nil when none is: no rewind goes back
+    /// before it, so what it has read of a stream can no longer be read again (a streaming
+    /// voice's ring may be released up to its cursor there, not up to the live mixer's).
+    var committedState: Mixer? {
+        first < end ? snapshots[first % capacity].mixer : nil
     }
 }
 
 extension OutputThread {
+    /// Waits (at most `seconds`) until rewind mode has been tried on the device: active, or
+    /// refused and the device reopened for the classic path. The probe runs as soon as the
+    /// device's buffer is first full, a few milliseconds after the start, so an engine is
+    /// handed out with its device settled (a sound server sees one stream, not a first one
+    /// that is closed at once).
+    func waitForRewindVerdict(seconds: Double) {
+        let deadline = monotonicSeconds() + seconds
+        while rewindState.load(ordering: .acquiring) == RewindCode.starting, monotonicSeconds() < deadline {
+            usleep(1_000)
+        }
+    }
+
     /// `rewindState` as the engine reports it.
     var rewindStatus: RewindStatus {
         let code = rewindState.load(ordering: .acquiring)

@@ -219,6 +219,7 @@ public final class SoundEngine: @unchecked Sendable {
         }
         output.start()
         delivery.start()
+        if configuration.rewind { output.waitForRewindVerdict(seconds: 0.25) }
     }
 
     deinit { close(drain: false) }
