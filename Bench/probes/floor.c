@@ -6,12 +6,23 @@
  * sfx's loop with no mixer: wait for a period of space, write one period, and when a trigger is
  * pending copy the click into that very period (in the voices mode it plays silence). The audio thread runs under SCHED_FIFO at the
  * same priority as sfx's. Triggers arrive from the schedule thread through one atomic flag.
+ *
+ * Rewind mode (FLOOR_REWIND_GUARD_FRAMES=G in the environment, G > 0): the least a client that
+ * rewinds can do. A trigger also writes a byte to a pipe polled with the PCM's descriptors; the
+ * audio thread wakes, updates the pointer (snd_pcm_avail), rewinds to G frames ahead of the DAC
+ * (the smaller of snd_pcm_rewindable and snd_pcm_delay, less G), and writes again from there what
+ * it wrote before with the click added from that frame. It keeps what it wrote (one buffer) for
+ * that. Between triggers it wakes once a period, as in the plain mode.
  */
 #define _GNU_SOURCE
 #include "probe.h"
 
 #include <alsa/asoundlib.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +34,13 @@ static float *scratch;
 static pthread_t thread;
 static atomic_int pending, stopping;
 static int priority;
+/* Rewind mode: the guard (0: off), the wake-up pipe, what was written (one buffer, by absolute
+ * frame), the frames written so far. */
+static long rewind_guard;
+static int wake_pipe[2] = { -1, -1 };
+static float *history;
+static snd_pcm_uframes_t buffer_frames;
+static uint64_t written;
 
 static int fail(const char *what, int error) {
     fprintf(stderr, "floor: cannot %s (%s); check the device name and the ALSA configuration\n", what, snd_strerror(error));
@@ -48,6 +66,7 @@ static int configure(const struct probe_options *o) {
         || (error = snd_pcm_hw_params(pcm, hw)) < 0)
         return fail("set the hardware parameters", error);
     snd_pcm_hw_params_get_period_size(hw, &period, NULL);
+    snd_pcm_hw_params_get_buffer_size(hw, &buffer_frames);
     if ((error = snd_pcm_sw_params_current(pcm, sw)) < 0
         || (error = snd_pcm_sw_params_set_start_threshold(pcm, sw, period)) < 0
         || (error = snd_pcm_sw_params_set_avail_min(pcm, sw, period)) < 0
@@ -87,18 +106,100 @@ static void *loop(void *unused) {
     return NULL;
 }
 
+/* Rewind mode: renders `count` frames from absolute frame `from` into scratch, each what was
+ * written there before (when `again`) plus the click where it sounds, and keeps them. */
+static void render_at(uint64_t from, snd_pcm_uframes_t count, int again, int *click) {
+    for (snd_pcm_uframes_t i = 0; i < count; i++) {
+        float *kept = history + ((from + i) % buffer_frames) * PROBE_CHANNELS;
+        float add = *click < PROBE_CLICK_FRAMES ? probe_click_sample(*click) : 0.0f;
+        if (*click < PROBE_CLICK_FRAMES) (*click)++;
+        for (int c = 0; c < PROBE_CHANNELS; c++) {
+            float value = (again ? kept[c] : 0.0f) + add;
+            kept[c] = value;
+            scratch[i * PROBE_CHANNELS + c] = value;
+        }
+    }
+}
+
+/* Rewinds to the guard ahead of the DAC and writes again with the click from there; returns the
+ * frames rewritten, 0 when nothing could be rewound (the click then starts at the next period). */
+static snd_pcm_sframes_t start_by_rewinding(int *click) {
+    snd_pcm_sframes_t delay = 0;
+    if (snd_pcm_delay(pcm, &delay) < 0) return 0;
+    snd_pcm_sframes_t rewindable = snd_pcm_rewindable(pcm);
+    snd_pcm_sframes_t amount = (rewindable < delay ? rewindable : delay) - rewind_guard;
+    if (amount <= 0) return 0;
+    snd_pcm_sframes_t rewound = snd_pcm_rewind(pcm, (snd_pcm_uframes_t)amount);
+    if (rewound <= 0) return rewound;
+    atomic_store_explicit(&pending, 0, memory_order_relaxed);
+    *click = 0;
+    written -= (uint64_t)rewound;
+    render_at(written, (snd_pcm_uframes_t)rewound, 1, click);
+    snd_pcm_sframes_t result = snd_pcm_writei(pcm, scratch, (snd_pcm_uframes_t)rewound);
+    if (result > 0) written += (uint64_t)result;
+    return result;
+}
+
+static void *rewind_loop(void *unused) {
+    (void)unused;
+    probe_set_fifo(priority);
+    int click = PROBE_CLICK_FRAMES;
+    struct pollfd fds[16];
+    while (!atomic_load_explicit(&stopping, memory_order_relaxed)) {
+        int count = snd_pcm_poll_descriptors(pcm, fds, 15);
+        if (count < 0) count = 0;
+        fds[count] = (struct pollfd){ .fd = wake_pipe[0], .events = POLLIN };
+        poll(fds, (nfds_t)count + 1, 200);
+        if (fds[count].revents & POLLIN) {
+            char bytes[64];
+            while (read(wake_pipe[0], bytes, sizeof bytes) == (ssize_t)sizeof bytes) {}
+        }
+        unsigned short revents = 0;
+        snd_pcm_poll_descriptors_revents(pcm, fds, (unsigned)count, &revents);
+        snd_pcm_sframes_t available = snd_pcm_avail(pcm);
+        if (available >= 0 && atomic_load_explicit(&pending, memory_order_acquire) && written >= buffer_frames) {
+            snd_pcm_sframes_t result = start_by_rewinding(&click);
+            if (result < 0) available = result;
+        }
+        while (available >= (snd_pcm_sframes_t)period) {
+            if (atomic_exchange_explicit(&pending, 0, memory_order_acquire)) click = 0;
+            render_at(written, period, 0, &click);
+            snd_pcm_sframes_t result = snd_pcm_writei(pcm, scratch, period);
+            if (result < 0) { available = result; break; }
+            written += (uint64_t)result;
+            available -= (snd_pcm_sframes_t)period;
+        }
+        if (available < 0) {
+            if (snd_pcm_recover(pcm, (int)available, 1) < 0) {
+                fprintf(stderr, "floor: the device failed (%s); check the card\n", snd_strerror((int)available));
+                return NULL;
+            }
+            written = 0;   /* the stream starts again from an empty buffer */
+        }
+    }
+    return NULL;
+}
+
 static int floor_open(const struct probe_options *o) {
     int error = snd_pcm_open(&pcm, o->device, SND_PCM_STREAM_PLAYBACK, 0);
     if (error < 0) return fail("open the device", error);
     if (configure(o) != 0) return -1;
-    scratch = calloc(period * PROBE_CHANNELS, sizeof *scratch);
-    if (!scratch) return fail("allocate a period", -ENOMEM);
+    const char *guard = getenv("FLOOR_REWIND_GUARD_FRAMES");
+    rewind_guard = guard ? strtol(guard, NULL, 10) : 0;
+    scratch = calloc(buffer_frames * PROBE_CHANNELS, sizeof *scratch);
+    history = calloc(buffer_frames * PROBE_CHANNELS, sizeof *history);
+    if (!scratch || !history) return fail("allocate a buffer", -ENOMEM);
+    if (rewind_guard > 0 && pipe2(wake_pipe, O_NONBLOCK | O_CLOEXEC) != 0) return fail("make the wake-up pipe", -errno);
     priority = o->priority;
-    return pthread_create(&thread, NULL, loop, NULL) == 0 ? 0 : fail("start the audio thread", -EAGAIN);
+    return pthread_create(&thread, NULL, rewind_guard > 0 ? rewind_loop : loop, NULL) == 0 ? 0 : fail("start the audio thread", -EAGAIN);
 }
 
 static void floor_trigger(void) {
     atomic_store_explicit(&pending, 1, memory_order_release);
+    if (rewind_guard > 0) {
+        char one = 1;
+        if (write(wake_pipe[1], &one, 1) < 0) { /* a full pipe is readable already */ }
+    }
 }
 
 /* The floor mixes nothing: in the voices mode it plays silence, and its CPU is what the card and
@@ -114,6 +215,8 @@ static void floor_close(void) {
     snd_pcm_drop(pcm);
     snd_pcm_close(pcm);
     free(scratch);
+    free(history);
+    if (wake_pipe[0] >= 0) { close(wake_pipe[0]); close(wake_pipe[1]); }
 }
 
 int main(int argc, char **argv) {

@@ -26,6 +26,12 @@ import SFXDevice
 /// `snd_pcm_recover` reports success, and a SCHED_FIFO thread retrying that at once would take a
 /// whole core and starve the machine (`FailurePolicy`). With an idle timeout it closes the device
 /// when nothing has played for that long and sleeps until the next command.
+///
+/// In rewind mode (`Settings.rewind`, the engine's default) the device has a deep buffer and a
+/// command wakes the thread at once through `kick()`; the loop in RewindLoop.swift starts it a
+/// millisecond ahead of the DAC by rewinding. A device that cannot rewind, or only pretends to,
+/// ends that loop with `.fallBack`: the thread reopens it with the classic request and runs the
+/// loop below for the rest of the session (`rewindState` says which and why).
 final class OutputThread: @unchecked Sendable {
     struct Settings {
         var request: PlaybackRequest
@@ -34,6 +40,9 @@ final class OutputThread: @unchecked Sendable {
         var realtimePriority: Int32
         /// Frames of silence after which the device is closed; 0 keeps it open.
         var idleFrames: Int
+        /// Rewind mode: open devices with `RewindMode.request(for: request)` and start commands
+        /// by rewinding when the device can.
+        var rewind = false
     }
 
     let mixer: Mixer
@@ -65,6 +74,26 @@ final class OutputThread: @unchecked Sendable {
 
     /// 1 once SCHED_FIFO was granted, -errno once refused, 0 before the first try.
     let realtimeStatus = Atomic<Int32>(0)
+
+    /// Rewind mode: a `RewindCode`, or -errno when rewinding failed.
+    let rewindState = Atomic<Int>(RewindCode.off)
+    /// Rewinds done, and the frames they took back.
+    let rewinds = Atomic<Int>(0)
+    let rewoundFrames = Atomic<Int>(0)
+    /// The mixer frame at which the last commands started by rewinding were applied.
+    let lastPlacement = Atomic<Int>(-1)
+    /// Whether producers must wake the thread (`kick`) for each command.
+    let wantsKicks = Atomic<Bool>(false)
+    /// The read end of a pipe a command makes readable (`kick`), polled with the device in
+    /// rewind mode; `kickDescriptor` is its write end. Both non-blocking and close-on-exec.
+    let wakeDescriptor: Int32
+    private let kickDescriptor: Int32
+    /// Rewind mode's snapshots and held events (nil when rewind mode is off).
+    let history: RewindHistory?
+    /// Rewind mode is on for this session (false after a fall-back). Output thread only.
+    var rewindEnabled: Bool
+    /// Commands never move before this frame (the last frame at which commands were applied).
+    var lastCommandFrame = 0
     /// The kernel's id of the output thread (for `chrt -p`, `top -H`), 0 before it runs.
     let threadID = Atomic<Int32>(0)
 
@@ -75,12 +104,12 @@ final class OutputThread: @unchecked Sendable {
     private var device: (any PlaybackDevice)?
     /// Plays by the clock while the device is lost.
     private let standIn: NullPlaybackDevice
-    private let scratch: UnsafeMutablePointer<Float>
-    private let scratchFrames: Int
+    let scratch: UnsafeMutablePointer<Float>
+    let scratchFrames: Int
     /// Commands taken in one period at most (see `commandBudget(periodFrames:)`).
     let commandBudget: Int
     /// Free room the notice ring must have before commands are taken (see `takeCommands`).
-    private let noticeReserve: Int
+    let noticeReserve: Int
 
     init(device: any PlaybackDevice, mixer: Mixer, commands: SPSCRing<MixerCommand>, notices: SPSCRing<OutputNotice>,
          settings: Settings, commandBudget: Int, noticeReserve: Int) {
@@ -97,6 +126,28 @@ final class OutputThread: @unchecked Sendable {
         scratch = .allocate(capacity: scratchFrames * parameters.channels)
         scratch.initialize(repeating: 0, count: scratchFrames * parameters.channels)
         standIn = Self.standIn(for: parameters, scratchFrames: scratchFrames)
+        (wakeDescriptor, kickDescriptor) = Self.wakePipe()
+        rewindEnabled = settings.rewind && wakeDescriptor >= 0
+        history = rewindEnabled ? RewindHistory(mixer: mixer, snapshots: 64, events: 4 * noticeReserve) : nil
+        rewindState.store(rewindEnabled ? RewindCode.starting : RewindCode.off, ordering: .releasing)
+        wantsKicks.store(rewindEnabled, ordering: .releasing)
+    }
+
+    /// Wakes the thread in rewind mode so that a command starts at once; any thread may call it
+    /// (one write of a byte to a pipe; a full pipe is readable already).
+    func kick() {
+        var one: UInt8 = 1
+        _ = write(kickDescriptor, &one, 1)
+    }
+
+    private static func wakePipe() -> (Int32, Int32) {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { return (-1, -1) }
+        for end in ends {
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        return (ends[0], ends[1])
     }
 
     /// A null device in the mixer's format, with periods of 10 ms or the device's when longer
@@ -113,7 +164,11 @@ final class OutputThread: @unchecked Sendable {
         return device
     }
 
-    deinit { scratch.deallocate() }
+    deinit {
+        scratch.deallocate()
+        if wakeDescriptor >= 0 { Glibc.close(wakeDescriptor) }
+        if kickDescriptor >= 0 { Glibc.close(kickDescriptor) }
+    }
 
     /// The parameters of the device as last opened.
     var currentParameters: PlaybackParameters { parametersLock.withLock { $0 } ?? parameters }
@@ -164,6 +219,15 @@ final class OutputThread: @unchecked Sendable {
                     notify(.closedWhenIdle)
                     sleepUntilCommand()
                     reopen(announce: false)
+                case .fallBack(let why):
+                    rewindEnabled = false
+                    wantsKicks.store(false, ordering: .relaxed)
+                    device.drop()
+                    device.close()
+                    self.device = nil
+                    reopen(announce: false)
+                    // Said once the classic device is open: the engine waits for this verdict.
+                    rewindState.store(Self.code(why), ordering: .releasing)
                 }
             } else {
                 playByClock(for: retryDelay)
@@ -173,10 +237,30 @@ final class OutputThread: @unchecked Sendable {
         device = nil
     }
 
-    private enum Ending { case stopRequested, lost(Int32), idle, timeUp }
+    enum Ending { case stopRequested, lost(Int32), idle, timeUp, fallBack(RewindRefusal) }
 
-    /// Runs the real-time loop on `device`, specialised for the devices sfx has.
+    private static func code(_ refusal: RewindRefusal) -> Int {
+        switch refusal {
+        case .nothingRewindable: RewindCode.nothingRewindable
+        case .ignored: RewindCode.ignored
+        case .failed(let code): -Int(code)
+        }
+    }
+
+    /// Runs the real-time loop on `device`, specialised for the devices sfx has: rewind mode's
+    /// while it is on and the device says it may rewind, the classic loop otherwise.
     private func play(_ device: any PlaybackDevice) -> Ending {
+        if rewindEnabled, !device.canRewind {
+            // A device that says it cannot rewind plays on the classic path as it was opened.
+            rewindEnabled = false
+            wantsKicks.store(false, ordering: .relaxed)
+            rewindState.store(RewindCode.nothingRewindable, ordering: .releasing)
+        }
+        if rewindEnabled, let history {
+            if let alsa = device as? PCMPlayback { return rewindLoop(alsa, history: history) }
+            if let null = device as? NullPlaybackDevice { return rewindLoop(null, history: history) }
+            return rewindLoop(device, history: history)
+        }
         if let alsa = device as? PCMPlayback { return realtimeLoop(alsa) }
         if let null = device as? NullPlaybackDevice { return realtimeLoop(null) }
         return realtimeLoop(device)
@@ -203,10 +287,10 @@ final class OutputThread: @unchecked Sendable {
     /// The wait before the next reopening (ordinary thread state, output thread only).
     private var retryDelay = FailurePolicy.firstRetry
     /// Whether the device last open played `wellPlayedSeconds` before it ended.
-    private var playedWell = false
+    var playedWell = false
 
     /// The current failure streak of the real-time loop.
-    private struct Streak {
+    struct Streak {
         var failures = 0
         var since = 0.0
         var silentWaits = 0
@@ -309,6 +393,7 @@ final class OutputThread: @unchecked Sendable {
     @inline(__always)
     private func renderPeriod(frames: Int) {
         mixer.render(into: scratch, frameCount: frames)
+        mixer.releaseStreams()   // nothing rendered here is rendered again
         handOverEvents()
         framesRendered.wrappingAdd(frames, ordering: .relaxed)
         activeVoices.store(mixer.activeVoiceCount, ordering: .relaxed)
@@ -325,7 +410,7 @@ final class OutputThread: @unchecked Sendable {
     /// (once per streak of errors, so a failing device cannot flood the event ring); anything
     /// else, or errors that keep coming without a period written (`FailurePolicy`), ends the loop
     /// as a lost device.
-    private func fail<Device: PlaybackDevice>(_ device: Device, _ code: Int32, _ streak: inout Streak, opened: Double) -> Ending? {
+    func fail<Device: PlaybackDevice>(_ device: Device, _ code: Int32, _ streak: inout Streak, opened: Double) -> Ending? {
         let now = monotonicSeconds()
         streak.failures += 1
         if streak.failures == 1 {
@@ -352,7 +437,7 @@ final class OutputThread: @unchecked Sendable {
 
     /// CLOCK_MONOTONIC in seconds (a vDSO call: no system call, no allocation).
     @inline(__always)
-    private func monotonicSeconds() -> Double {
+    func monotonicSeconds() -> Double {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
@@ -376,7 +461,7 @@ final class OutputThread: @unchecked Sendable {
     @discardableResult
     private func reopen(announce: Bool) -> Bool {
         guard !stopRequested.load(ordering: .acquiring) else { return false }
-        var request = settings.request
+        var request = rewindEnabled ? RewindMode.request(for: settings.request) : settings.request
         request.sampleRate = parameters.sampleRate
         request.channels = parameters.channels
         guard let reopened = try? settings.devices.open(request) else { return false }
@@ -396,7 +481,7 @@ final class OutputThread: @unchecked Sendable {
         _ = notices.push(notice)
     }
 
-    private func setPriority(realtime: Bool) {
+    func setPriority(realtime: Bool) {
         var param = sched_param()
         param.sched_priority = realtime ? settings.realtimePriority : 0
         let policy = realtime ? SCHED_FIFO : SCHED_OTHER

@@ -4,14 +4,27 @@
  * Time: a stream starts at start_ns (CLOCK_MONOTONIC, taken in the start callback); by time t
  * the device has played (or captured) floor((t - start_ns) * rate / 1e9) frames, and the
  * hardware pointer moves in whole periods of that count, as a DMA engine's period interrupts
- * would move it. Nothing runs in the background: the position is computed whenever alsa-lib
- * asks for it, and the frames the pointer passed are handled then (pseudo-mmap: alsa-lib keeps
- * the ring buffer, snd_pcm_ioplug_mmap_areas() shows it to us).
+ * would move it (or frame by frame with `pointer frame`, as an HDA card's DMA position does).
+ * Nothing runs in the background: the position is computed whenever alsa-lib asks for it, and
+ * the frames the DAC passed are handled then (pseudo-mmap: alsa-lib keeps the ring buffer,
+ * snd_pcm_ioplug_mmap_areas() shows it to us).
  *
- * Playback: the frames the pointer passes are scaled by Master, recorded and scanned for
- * onsets. When the pointer reaches the application pointer (the buffer ran dry; precisely,
- * when avail reaches stop_threshold) the stream goes to XRUN, as the kernel does. An underrun
- * is noticed on the next position query, which every write makes before it copies frames.
+ * Playback: the frames the DAC passes (by the clock, whatever the pointer's granularity) are
+ * scaled by Master, recorded and scanned for onsets: what is recorded is what reached the DAC,
+ * so a frame rewritten after a rewind is heard as rewritten when the DAC had not reached it
+ * yet, and as first written when it had. When the pointer reaches the application pointer (the
+ * buffer ran dry; precisely, when avail reaches stop_threshold) the stream goes to XRUN, as the
+ * kernel does. An underrun is noticed on the next position query, which every write makes
+ * before it copies frames.
+ *
+ * Rewind: alsa-lib's ioplug moves the application pointer back without telling the plugin
+ * (and does not clamp it to the hardware pointer), so the card notices a rewind at its next
+ * callback (every write, delay and avail query makes one) and logs it. Frames written again
+ * that the DAC had already passed are lost, as on hardware: logged once per rewind ("lost").
+ * With `rewind ignore` the card accepts a rewind and plays on as if it had not happened, as a
+ * sound server's plugin that already took the frames does (the PulseAudio plugin answers
+ * rewindable and rewind, then plays everything written): the application pointer is put back
+ * where it was, so snd_pcm_delay does not drop and the rewritten frames follow the old ones.
  *
  * Capture: the frames the pointer passes are filled from the capture file, converted at
  * hw_params to the negotiated rate and channels; frame n of every started stream is frame n of
@@ -52,6 +65,8 @@ typedef struct sfx_pcm {
     int record_s32;             /* record 32-bit integer PCM instead of float (record_format s32) */
     double onset_threshold;
     unsigned onset_silence_ms;
+    int pointer_per_frame;      /* report the pointer frame by frame (pointer frame), not per period */
+    int ignore_rewind;          /* accept rewinds and play on as if none happened (rewind ignore) */
 
     /* Software parameters. */
     snd_pcm_uframes_t avail_min, stop_threshold, boundary;
@@ -69,6 +84,9 @@ typedef struct sfx_pcm {
     uint64_t recorded_frames;   /* frames already in the file */
     uint64_t silent_frames;     /* silent frames just before the current one */
     uint64_t onset_silence_frames;
+    uint64_t appl_seen;         /* the application pointer at the last callback */
+    uint64_t written_end;       /* the end of what was written (appl_seen before any rewind) */
+    int rewound;                /* a rewind was noticed and not yet checked for lost frames */
 
     /* Capture: the file as read, and converted to the stream's rate and channels. */
     float *file_samples;
@@ -274,11 +292,11 @@ static float master_gain(const sfx_pcm *p)
 }
 
 /* The device plays frames [consumed, to): frames the application wrote reach the DAC, frames
- * beyond the application pointer (only when stop_threshold lets the stream run dry) are silence. */
+ * beyond what it wrote (only when stop_threshold lets the stream run dry) are silence. */
 static void play_until(sfx_pcm *p, uint64_t to)
 {
     const snd_pcm_channel_area_t *areas = snd_pcm_ioplug_mmap_areas(&p->io);
-    uint64_t appl = p->io.appl_ptr;
+    uint64_t appl = p->written_end > p->io.appl_ptr ? p->written_end : p->io.appl_ptr;
     unsigned channels = p->io.channels;
     float gain = master_gain(p);
     for (uint64_t frame = p->consumed; frame < to; frame++) {
@@ -305,6 +323,45 @@ static void play_until(sfx_pcm *p, uint64_t to)
             flush_recording(p);
     }
     p->consumed = to;
+}
+
+/* ---- playback: rewinds ---- */
+
+/* Notices a rewind since the last callback (the application pointer went back) and logs it; with
+ * `rewind ignore`, puts the pointer back where it was instead. */
+static void notice_rewind(sfx_pcm *p)
+{
+    uint64_t appl = p->io.appl_ptr;
+    if (appl >= p->appl_seen) {
+        p->appl_seen = appl;
+        if (appl > p->written_end)
+            p->written_end = appl;
+        return;
+    }
+    uint64_t frames = p->appl_seen - appl;
+    if (p->ignore_rewind) {
+        p->io.appl_ptr = p->appl_seen;
+        card_log(&p->card, "rewind stream=playback frames=%llu to=%llu ignored=1",
+                 (unsigned long long)frames, (unsigned long long)appl);
+        return;
+    }
+    card_log(&p->card, "rewind stream=playback frames=%llu to=%llu ignored=0",
+             (unsigned long long)frames, (unsigned long long)appl);
+    p->appl_seen = appl;
+    p->rewound = 1;
+}
+
+/* After a rewind, once the DAC is up to date: frames from the application pointer up to what the
+ * DAC already played will be written again and never heard. */
+static void notice_lost_frames(sfx_pcm *p)
+{
+    if (!p->rewound)
+        return;
+    p->rewound = 0;
+    uint64_t appl = p->io.appl_ptr;
+    if (appl < p->consumed)
+        card_log(&p->card, "lost stream=playback frames=%llu from=%llu",
+                 (unsigned long long)(p->consumed - appl), (unsigned long long)appl);
 }
 
 /* ---- capture ---- */
@@ -412,6 +469,36 @@ static snd_pcm_sframes_t xrun(sfx_pcm *p, const char *reason)
     return -EPIPE;
 }
 
+/* The playback pointer reported to alsa-lib: per period, or per frame with `pointer frame`; the DAC
+ * itself (p->consumed) may be ahead of a per-period pointer. */
+static snd_pcm_sframes_t playback_position(const sfx_pcm *p, uint64_t hw)
+{
+    return (snd_pcm_sframes_t)(hw % p->boundary);
+}
+
+/* Playback's part of the pointer callback. The DAC plays up to the clock but never past what was
+ * written (a write that comes late within a period still makes it, as the pointer has not passed
+ * it yet); draining and underruns go by the reported pointer `hw`, as alsa-lib sees it. */
+static snd_pcm_sframes_t playback_pointer(sfx_pcm *p, uint64_t clock, uint64_t hw, uint64_t appl)
+{
+    snd_pcm_ioplug_t *io = &p->io;
+    uint64_t dac = clock < p->written_end ? clock : p->written_end;
+    if (io->state == SND_PCM_STATE_DRAINING) {
+        if (dac > p->consumed)
+            play_until(p, dac);
+        return playback_position(p, hw < appl ? hw : appl);
+    }
+    if ((int64_t)hw + (int64_t)io->buffer_size - (int64_t)appl >= (int64_t)p->stop_threshold) {
+        if (appl > p->consumed)
+            play_until(p, appl);
+        return xrun(p, "underrun");
+    }
+    if (dac > p->consumed)
+        play_until(p, dac);
+    notice_lost_frames(p);
+    return playback_position(p, hw);
+}
+
 static snd_pcm_sframes_t sfx_pointer(snd_pcm_ioplug_t *io)
 {
     sfx_pcm *p = io->private_data;
@@ -419,6 +506,11 @@ static snd_pcm_sframes_t sfx_pointer(snd_pcm_ioplug_t *io)
         return position(p);
     uint64_t clock = frames_at(p, card_now_ns());
     uint64_t hw = clock - clock % io->period_size;
+    if (is_playback(p)) {
+        if (p->pointer_per_frame)
+            hw = clock;
+        notice_rewind(p);
+    }
     uint64_t appl = io->appl_ptr;
     uint32_t requests = card_get(&p->card.state->xrun_requests);
     card_log_tick(&p->card);
@@ -429,6 +521,8 @@ static snd_pcm_sframes_t sfx_pointer(snd_pcm_ioplug_t *io)
             play_until(p, played);
         return xrun(p, "injected");
     }
+    if (is_playback(p))
+        return playback_pointer(p, clock, hw, appl);
     if (hw <= p->consumed)
         return position(p);
     if (!is_playback(p)) {
@@ -437,16 +531,6 @@ static snd_pcm_sframes_t sfx_pointer(snd_pcm_ioplug_t *io)
         capture_until(p, hw);
         return position(p);
     }
-    if (io->state == SND_PCM_STATE_DRAINING) {
-        play_until(p, hw < appl ? hw : appl);
-        return position(p);
-    }
-    if ((int64_t)hw + (int64_t)io->buffer_size - (int64_t)appl >= (int64_t)p->stop_threshold) {
-        if (appl > p->consumed)
-            play_until(p, appl);
-        return xrun(p, "underrun");
-    }
-    play_until(p, hw);
     return position(p);
 }
 
@@ -455,6 +539,8 @@ static int sfx_delay(snd_pcm_ioplug_t *io, snd_pcm_sframes_t *delay)
     sfx_pcm *p = io->private_data;
     if (notice_disconnect(p))
         return -ENODEV;
+    if (is_playback(p))
+        notice_rewind(p);
     int64_t device = is_running(p) ? (int64_t)frames_at(p, card_now_ns()) : (int64_t)p->consumed;
     int64_t appl = (int64_t)io->appl_ptr;
     *delay = (snd_pcm_sframes_t)(is_playback(p) ? appl - device : device - appl);
@@ -479,7 +565,7 @@ static int sfx_stop(snd_pcm_ioplug_t *io)
     if (is_playback(p) && is_running(p) && !card_get(&p->card.state->disconnected)) {
         /* What the DAC played up to this instant, up to the frames the application wrote. */
         uint64_t played = frames_at(p, card_now_ns());
-        uint64_t appl = io->appl_ptr;
+        uint64_t appl = io->appl_ptr > p->written_end ? io->appl_ptr : p->written_end;
         uint64_t end = played < appl ? played : appl;
         if (end > p->consumed)
             play_until(p, end);
@@ -499,6 +585,8 @@ static int sfx_prepare(snd_pcm_ioplug_t *io)
     if (notice_disconnect(p))
         return -ENODEV;
     p->consumed = 0;
+    p->appl_seen = p->written_end = 0;
+    p->rewound = 0;
     p->silent_frames = p->onset_silence_frames;   /* the DAC was silent before the stream */
     if (is_playback(p) && !p->recording)
         open_recording(p);
@@ -670,6 +758,26 @@ static int pcm_option(void *ctx, const char *key, snd_config_t *value)
         p->record_s32 = !strcmp(format, "s32");
         return 0;
     }
+    if (!strcmp(key, "pointer")) {
+        /* period: the pointer moves a period at a time (period interrupts); frame: frame by frame. */
+        const char *granularity = NULL;
+        if (snd_config_get_string(value, &granularity) < 0 || (strcmp(granularity, "period") && strcmp(granularity, "frame"))) {
+            SNDERR("sfxcard: pointer must be period or frame");
+            return -EINVAL;
+        }
+        p->pointer_per_frame = !strcmp(granularity, "frame");
+        return 0;
+    }
+    if (!strcmp(key, "rewind")) {
+        /* honest: a rewind takes effect; ignore: accepted and ignored, as a sound server's plugin may. */
+        const char *behaviour = NULL;
+        if (snd_config_get_string(value, &behaviour) < 0 || (strcmp(behaviour, "honest") && strcmp(behaviour, "ignore"))) {
+            SNDERR("sfxcard: rewind must be honest or ignore");
+            return -EINVAL;
+        }
+        p->ignore_rewind = !strcmp(behaviour, "ignore");
+        return 0;
+    }
     if (!strcmp(key, "onset_threshold")) {
         if (snd_config_get_ireal(value, &p->onset_threshold) < 0 || p->onset_threshold < 0) {
             SNDERR("sfxcard: onset_threshold must be a number from 0 to 1, e.g. 0.001");
@@ -685,7 +793,7 @@ static int pcm_option(void *ctx, const char *key, snd_config_t *value)
         p->onset_silence_ms = (unsigned)number;
         return 0;
     }
-    SNDERR("sfxcard: unknown parameter %s; the PCM takes dir, capture, loop, onset_threshold, onset_silence_ms", key);
+    SNDERR("sfxcard: unknown parameter %s; the PCM takes dir, capture, loop, record, record_format, pointer, rewind, onset_threshold, onset_silence_ms", key);
     return -EINVAL;
 }
 

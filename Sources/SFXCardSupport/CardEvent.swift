@@ -65,6 +65,13 @@ public struct CardEvent: Sendable, Equatable {
         /// Sound after silence: stream frame `frame` reached the DAC at `dacNanoseconds`
         /// (start + frame / rate); it is frame `fileFrame` of the recording.
         case onset(frame: Int, dacNanoseconds: UInt64, fileFrame: Int)
+        /// The playback application moved its pointer back by `frames` to stream frame `to`
+        /// (snd_pcm_rewind), noticed at the card's next callback; `ignored` when the card was
+        /// set to accept rewinds and play on (`VirtualCard.RewindBehavior.ignore`).
+        case rewind(frames: Int, to: Int, ignored: Bool)
+        /// After a rewind, `frames` frames from stream frame `from` had already reached the DAC:
+        /// what the application writes there again is never heard.
+        case lost(frames: Int, from: Int)
         /// A stream noticed the card was unplugged.
         case disconnected(Stream)
         /// `VirtualCard.disconnect()` unplugged the card.
@@ -134,6 +141,10 @@ public struct CardEvent: Sendable, Equatable {
                 throw CardError("events.log line \"\(line)\" gives an unknown xrun reason; rebuild the plugin with swift build")
             }
             kind = .xrun(try stream(), reason: reason, frame: try number("frame"))
+        case "rewind":
+            kind = .rewind(frames: try number("frames"), to: try number("to"), ignored: try number("ignored") != 0)
+        case "lost":
+            kind = .lost(frames: try number("frames"), from: try number("from"))
         case "onset":
             kind = .onset(frame: try number("frame"), dacNanoseconds: try number("dac_ns", as: UInt64.self),
                           fileFrame: try number("file_frame"))

@@ -67,10 +67,13 @@ public struct VirtualCard: Sendable {
     ///     CPU measurements) and keeps the event log.
     ///   - recordingFormat: `.float32` (sample-exact, for tests) or `.pcm32` (what sox and other
     ///     tools read without a warning, for people who open the recording).
+    ///   - pointer: how the playback hardware pointer moves (per period by default).
+    ///   - rewind: whether a playback rewind takes effect (by default) or is accepted and ignored.
     ///   - plugin: the plugin library; `locatePlugin()` when nil.
     public init(directory: URL? = nil, captureSource: URL? = nil, loopCapture: Bool = false,
                 onsetThreshold: Double = 0.001, onsetSilenceMilliseconds: Int = 10, record: Bool = true,
-                recordingFormat: RecordingFormat = .float32, plugin: URL? = nil) throws {
+                recordingFormat: RecordingFormat = .float32, pointer: PointerGranularity,
+                rewind: RewindBehavior = .honest, plugin: URL? = nil) throws {
         if let captureSource, !FileManager.default.isReadableFile(atPath: captureSource.path) {
             throw CardError("capture source \(captureSource.path) cannot be read; give an existing sound file")
         }
@@ -86,7 +89,7 @@ public struct VirtualCard: Sendable {
             let text = VirtualCard.configuration(plugin: pluginURL, directory: directory, captureSource: captureSource,
                                                  loop: loopCapture, onsetThreshold: onsetThreshold,
                                                  onsetSilenceMilliseconds: onsetSilenceMilliseconds, record: record,
-                                                 recordingFormat: recordingFormat)
+                                                 recordingFormat: recordingFormat, pointer: pointer, rewind: rewind)
             try PrivateFile.replace(directory.appending(path: "asound.conf"), with: Data(text.utf8))
         } catch {
             if made { try? FileManager.default.removeItem(at: directory) }
@@ -99,12 +102,41 @@ public struct VirtualCard: Sendable {
         self.state = state
     }
 
+    /// A card whose pointer moves per period and whose rewinds take effect (see the full initialiser).
+    public init(directory: URL? = nil, captureSource: URL? = nil, loopCapture: Bool = false,
+                onsetThreshold: Double = 0.001, onsetSilenceMilliseconds: Int = 10, record: Bool = true,
+                recordingFormat: RecordingFormat = .float32, plugin: URL? = nil) throws {
+        try self.init(directory: directory, captureSource: captureSource, loopCapture: loopCapture,
+                      onsetThreshold: onsetThreshold, onsetSilenceMilliseconds: onsetSilenceMilliseconds,
+                      record: record, recordingFormat: recordingFormat, pointer: .period, rewind: .honest, plugin: plugin)
+    }
+
     /// How playback.wav holds its samples.
     public enum RecordingFormat: String, Sendable {
         /// 32-bit float: every sample exactly as it reached the DAC (what tests compare).
         case float32 = "float"
         /// 32-bit integer PCM: within 2^-31 of full scale, and read by sox without a warning.
         case pcm32 = "s32"
+    }
+
+    /// How the playback hardware pointer that alsa-lib reads moves. The DAC itself plays frame by
+    /// frame either way (what is recorded is what it played by the clock): a client that trusts a
+    /// per-period pointer and rewinds to it rewrites frames already played, and the card logs
+    /// them as `.lost`.
+    public enum PointerGranularity: String, Sendable {
+        /// A period at a time, as period interrupts move it.
+        case period
+        /// Frame by frame, as an HDA card's DMA position register gives it.
+        case frame
+    }
+
+    /// What a playback rewind (snd_pcm_rewind) does. Either way the card logs it (`.rewind`).
+    public enum RewindBehavior: String, Sendable {
+        /// It takes effect: frames the DAC has not reached are replaced by what is written again.
+        case honest
+        /// It is answered as done and ignored, as by ALSA's `pulse` plugin: everything written
+        /// plays, in order, and snd_pcm_delay does not drop.
+        case ignore
     }
 
     // MARK: Names and files
@@ -264,7 +296,8 @@ public struct VirtualCard: Sendable {
 
     private static func configuration(plugin: URL, directory: URL, captureSource: URL?, loop: Bool,
                                       onsetThreshold: Double, onsetSilenceMilliseconds: Int, record: Bool,
-                                      recordingFormat: RecordingFormat) -> String {
+                                      recordingFormat: RecordingFormat, pointer: PointerGranularity,
+                                      rewind: RewindBehavior) -> String {
         func quoted(_ text: String) -> String {
             "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
         }
@@ -288,6 +321,8 @@ public struct VirtualCard: Sendable {
             onset_silence_ms \(onsetSilenceMilliseconds)
             record \(record ? "yes" : "no")
             record_format \(recordingFormat.rawValue)
+            pointer \(pointer.rawValue)
+            rewind \(rewind.rawValue)
             hint.description "sfx virtual sound card (no conversion)"
         }
 

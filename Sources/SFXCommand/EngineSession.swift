@@ -45,11 +45,14 @@ struct EngineSession {
                   + "\(asked.sampleRate) Hz, period \(asked.periodFrames) × \(asked.periodCount)")
             // The output thread asks for SCHED_FIFO as it starts: wait a moment for the answer.
             for _ in 0..<50 where engine.metrics.realtimeGranted == nil { usleep(2_000) }
+            // Rewind mode is tried once the buffer is first full (21 ms): wait for the verdict too.
+            for _ in 0..<100 where engine.metrics.rewind == .starting { usleep(2_000) }
             print("sfx: negotiated \(Self.setup(engine.metrics))")
         }
     }
 
-    /// The negotiated setup in one line: format, rate, period and buffer, latency, priority.
+    /// The negotiated setup in one line: format, rate, period and buffer, latency, priority, and
+    /// whether plays start by rewinding (rewind mode) or on the classic path.
     static func setup(_ metrics: SoundEngine.Metrics) -> String {
         let p = metrics.parameters
         let periods = p.periodFrames > 0 ? Double(p.bufferFrames) / Double(p.periodFrames) : 0
@@ -58,7 +61,7 @@ struct EngineSession {
                              + Double(metrics.latencyEstimate.components.seconds) * 1000)
         let priority = metrics.realtimeGranted.map { $0 ? "SCHED_FIFO" : "normal priority (SCHED_FIFO refused)" } ?? "starting"
         return "\(p.device): \(p.format.rawValue) \(p.sampleRate) Hz \(p.channels) ch, period \(p.periodFrames) × \(count) "
-            + "= buffer \(p.bufferFrames) frames, latency ≤ \(latency), \(priority)"
+            + "= buffer \(p.bufferFrames) frames, latency ≤ \(latency), \(priority), \(metrics.rewind)"
     }
 
     /// Waits for every sound to end, closes the engine, and says where the virtual card's

@@ -161,7 +161,7 @@ public final class Mixer: @unchecked Sendable {
     /// Events lost because the event buffer was full.
     public var droppedEventCount: Int { state.pointee.droppedEventCount }
 
-    private struct Group {
+    struct Group {
         var gain = Ramp(1)
         var mute = Ramp(1)
         /// The group is paused: its voices, and those started in it meanwhile, are held.
@@ -177,7 +177,7 @@ public final class Mixer: @unchecked Sendable {
 
     /// Everything that changes as the mixer runs, in memory of its own: `let` pointers need no
     /// exclusivity checks, stored `var`s of a class do.
-    private struct State {
+    struct State {
         var frameTime = 0
         var activeVoiceCount = 0
         var playingVoiceCount = 0
@@ -194,28 +194,29 @@ public final class Mixer: @unchecked Sendable {
     }
 
     /// One entry of the `VoiceID` → slot table; `slot` < 0 marks an empty entry.
-    private struct IndexEntry {
+    struct IndexEntry {
         var id: UInt64 = 0
         var slot: Int32 = -1
     }
 
-    private let slotCount: Int
-    private let voices: UnsafeMutablePointer<VoiceSlot>
+    let slotCount: Int
+    let voices: UnsafeMutablePointer<VoiceSlot>
     /// One bit per slot, set while the slot holds a voice; bits past `slotCount` stay set.
-    private let occupied: UnsafeMutablePointer<UInt64>
-    private let occupiedWords: Int
+    let occupied: UnsafeMutablePointer<UInt64>
+    let occupiedWords: Int
     /// Open addressing with linear probing, at least twice as many entries as slots.
-    private let index: UnsafeMutablePointer<IndexEntry>
-    private let indexMask: Int
-    private let groups: UnsafeMutablePointer<Group>
+    let index: UnsafeMutablePointer<IndexEntry>
+    let indexMask: Int
+    let groups: UnsafeMutablePointer<Group>
     /// One bus per group, `maxFramesPerRender × channels` samples each.
     private let buses: UnsafeMutablePointer<Float>
     private let events: UnsafeMutablePointer<(MixerEvent, Int)>
     /// Cues being released: their keys, and the frame at which their latest voice ended.
-    private let releasingCues: UnsafeMutablePointer<(key: UInt32, lastEnd: Int)>
-    private let state: UnsafeMutablePointer<State>
+    let releasingCues: UnsafeMutablePointer<(key: UInt32, lastEnd: Int)>
+    let state: UnsafeMutablePointer<State>
     /// Per group, during one render block: frames from the block's start until its last voice
     /// that counts for ducking stopped sounding (the block's length while one still sounds).
+    /// Scratch of one block, not state: a snapshot need not hold it.
     private let duckUntil: UnsafeMutablePointer<Int>
 
     public init(format: AudioFormat, configuration: Configuration) {

@@ -9,7 +9,9 @@ import Glibc
 /// asked for). The stream starts when a period has been written (the start threshold) and
 /// plays from that moment; `wait` sleeps until a period of the buffer has been consumed. It
 /// never underruns: a stream left to run dry simply stops, and starts again with the next
-/// period written. Its real-time calls only read the clock and sleep (`clock_nanosleep`).
+/// period written. It rewinds exactly: every frame written and not yet consumed can be taken
+/// back. Its real-time calls only read the clock and sleep (`clock_nanosleep`, or `ppoll` on the
+/// engine's wake-up descriptor).
 public final class NullPlaybackDevice: PlaybackDevice, @unchecked Sendable {
     /// The device name that opens it through `SystemPlaybackDevices`.
     public static let name = "null"
@@ -54,6 +56,41 @@ public final class NullPlaybackDevice: PlaybackDevice, @unchecked Sendable {
         }
         Self.sleep(until: due)
         return 1
+    }
+
+    public func wait(timeoutMilliseconds: Int32, orUntilReadable descriptor: Int32) -> Int32 {
+        guard !closed else { return -EBADFD }
+        let now = Self.now()
+        let room = bufferFrames - filled(at: now)
+        if room >= periodFrames { return 1 }
+        let due = nanoseconds(ofFrame: played(at: now) + periodFrames - room)
+        let limit = now + Int64(max(0, timeoutMilliseconds)) * 1_000_000
+        let until = min(due, limit)
+        var wake = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        // poll's whole milliseconds, then the last fraction asleep (clock_nanosleep).
+        while true {
+            let left = until - Self.now()
+            if left < 1_000_000 {
+                if left > 0 { Self.sleep(until: until) }
+                return due > limit ? 0 : 1
+            }
+            if poll(&wake, 1, Int32(left / 1_000_000)) > 0 { return 2 }
+        }
+    }
+
+    public var canRewind: Bool { true }
+
+    /// Frames written and not yet consumed: all of them can be taken back.
+    public func rewindable() -> Int {
+        guard !closed else { return -Int(EBADFD) }
+        return Int(filled(at: Self.now()))
+    }
+
+    public func rewind(_ frames: Int) -> Int {
+        guard !closed else { return -Int(EBADFD) }
+        let taken = min(Int64(max(0, frames)), filled(at: Self.now()))
+        writtenFrames -= taken
+        return Int(taken)
     }
 
     public func available() -> Int {

@@ -102,17 +102,24 @@ public final class PCMPlayback: PlaybackDevice, @unchecked Sendable {
     /// a write may carry (`maxFrames`).
     private let conversion: UnsafeMutableRawPointer
     private let maxFrames: Int
+    /// The PCM's poll descriptors and one more for the engine's wake-up (`wait(…orUntilReadable:)`).
+    private let pollDescriptors: UnsafeMutablePointer<pollfd>
+    private let pollCapacity: Int
 
     /// Opens `request.device` for playback and negotiates format, rate, channels, period and buffer.
     public init(_ request: PlaybackRequest) throws(ALSAError) {
         (pcm, parameters) = try Self.open(request, capture: false)
         maxFrames = max(parameters.periodFrames, parameters.bufferFrames)
         conversion = .allocate(byteCount: maxFrames * parameters.channels * 4, alignment: 16)
+        pollCapacity = Int(max(0, snd_pcm_poll_descriptors_count(pcm))) + 1
+        pollDescriptors = .allocate(capacity: pollCapacity)
+        pollDescriptors.initialize(repeating: pollfd(), count: pollCapacity)
     }
 
     deinit {
         close()
         conversion.deallocate()
+        pollDescriptors.deallocate()
     }
 
     /// Closes the stream; later calls do nothing and report -EBADFD.
@@ -242,6 +249,50 @@ public final class PCMPlayback: PlaybackDevice, @unchecked Sendable {
         var frames: snd_pcm_sframes_t = 0
         let result = snd_pcm_delay(pcm, &frames)
         return result < 0 ? Int(result) : Int(frames)
+    }
+
+    /// Waits for the PCM's descriptors (as `snd_pcm_wait` does) and `descriptor` together: 1 when
+    /// the PCM is ready, 2 when `descriptor` is readable, 0 on timeout, or a negative errno
+    /// (-EPIPE after an xrun, -ESTRPIPE when suspended, -ENODEV when gone, as `snd_pcm_wait`).
+    public func wait(timeoutMilliseconds: Int32, orUntilReadable descriptor: Int32) -> Int32 {
+        guard let pcm else { return -EBADFD }
+        let count = snd_pcm_poll_descriptors(pcm, pollDescriptors, UInt32(pollCapacity - 1))
+        if count < 0 { return count }
+        let devices = Int(count)
+        pollDescriptors[devices] = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        let ready = poll(pollDescriptors, nfds_t(devices + 1), timeoutMilliseconds)
+        if ready < 0 { return errno == EINTR ? 0 : -errno }
+        if ready == 0 { return 0 }
+        if pollDescriptors[devices].revents & Int16(POLLIN) != 0 { return 2 }
+        var revents: UInt16 = 0
+        let result = snd_pcm_poll_descriptors_revents(pcm, pollDescriptors, UInt32(devices), &revents)
+        if result < 0 { return result }
+        if revents & UInt16(POLLERR | POLLNVAL) != 0 {
+            // As snd_pcm_wait reports it: the state says what went wrong. (Raw values: matching
+            // the imported enum itself would instantiate its metadata, a heap call, the first time.)
+            let state = snd_pcm_state(pcm).rawValue
+            if state == SND_PCM_STATE_XRUN.rawValue { return -EPIPE }
+            if state == SND_PCM_STATE_SUSPENDED.rawValue { return -ESTRPIPE }
+            if state == SND_PCM_STATE_DISCONNECTED.rawValue { return -ENODEV }
+            return -EIO
+        }
+        return 1
+    }
+
+    /// ALSA PCMs may rewind: hardware and most plugins do; `rewindable` says how far.
+    public var canRewind: Bool { true }
+
+    /// Frames written and not yet played that ALSA can take back, as of the position read by the
+    /// last `available` (ioplug plugins answer from it), or a negative errno.
+    public func rewindable() -> Int {
+        guard let pcm else { return -Int(EBADFD) }
+        return Int(snd_pcm_rewindable(pcm))
+    }
+
+    /// `snd_pcm_rewind`: frames taken back or a negative errno.
+    public func rewind(_ frames: Int) -> Int {
+        guard let pcm else { return -Int(EBADFD) }
+        return Int(snd_pcm_rewind(pcm, snd_pcm_uframes_t(max(0, frames))))
     }
 
     /// Stops at once, dropping what is buffered.

@@ -1,3 +1,5 @@
+import Glibc
+
 /// The seam between the engine and whatever plays its samples: ALSA (`PCMPlayback`), the null
 /// device that consumes by the clock (`NullPlaybackDevice`), or a device of a test's own.
 ///
@@ -6,8 +8,15 @@
 /// (open + reset); the stream starts by itself once a period is written (start threshold);
 /// `drain` and `drop` stop it; `delay` is the clock latency.
 ///
+/// ## Rewinding
+/// A device that can take back frames written and not yet played (`rewindable`, `rewind`) lets
+/// the engine's rewind mode start a sound a millisecond ahead of the DAC with a deep buffer; a
+/// device that cannot keeps the defaults (nothing rewindable) and the engine plays as before.
+/// A rewind is only as good as the device's word: the engine checks that `delay` dropped by
+/// what was rewound (some plugins answer a rewind and play everything written all the same).
+///
 /// ## Real-time calls
-/// `wait`, `available`, `write`, `recover` and `delay` are called from the real-time thread: a
+/// `wait`, `available`, `write`, `recover`, `delay`, `rewindable` and `rewind` are called from the real-time thread: a
 /// conformer must not allocate, lock, log or do I/O other than its device's there, and reports
 /// failures as a negative errno (never throws): -EPIPE after an underrun, -ESTRPIPE when
 /// suspended, -ENODEV when the device is gone. Everything else is for ordinary threads.
@@ -37,6 +46,22 @@ public protocol PlaybackDevice: AnyObject {
     /// Frames between the last one written and the one the DAC plays now, or a negative errno.
     func delay() -> Int
 
+    /// Waits as `wait(timeoutMilliseconds:)` does, and returns 2 as soon as `descriptor` (the
+    /// engine's wake-up pipe) is readable; it does not read it.
+    func wait(timeoutMilliseconds: Int32, orUntilReadable descriptor: Int32) -> Int32
+
+    /// Whether the device may rewind (`rewindable`, `rewind`); the engine still checks that it
+    /// does. False by default.
+    var canRewind: Bool { get }
+
+    /// Frames written and not yet played that the device can take back now, as of a fresh
+    /// position (call `available` first), 0 when it cannot rewind, or a negative errno.
+    func rewindable() -> Int
+
+    /// Takes back the last `frames` frames written (at most `rewindable()`), so the next write
+    /// replaces them. Returns the frames rewound or a negative errno.
+    func rewind(_ frames: Int) -> Int
+
     /// Plays what is buffered, then stops.
     func drain()
 
@@ -45,6 +70,20 @@ public protocol PlaybackDevice: AnyObject {
 
     /// Releases the device. Later calls do nothing and report -EBADFD.
     func close()
+}
+
+extension PlaybackDevice {
+    /// A device without a wake-up descriptor of its own waits for the device alone.
+    public func wait(timeoutMilliseconds: Int32, orUntilReadable descriptor: Int32) -> Int32 {
+        wait(timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    public var canRewind: Bool { false }
+
+    /// A device that cannot rewind has nothing rewindable.
+    public func rewindable() -> Int { 0 }
+
+    public func rewind(_ frames: Int) -> Int { -Int(ENOSYS) }
 }
 
 /// Opens playback devices: how the engine opens its output at start, and reopens it after the

@@ -99,7 +99,9 @@ final class NewUserTests: CommandTestCase {
         let verbose = try sfx("play", "tock", "-v")
         XCTAssertEqual(verbose.status, 0, verbose.stderr)
         XCTAssertTrue(verbose.stdout.contains("sfx's virtual card (a card or plain ALSA device)"), verbose.stdout)
-        XCTAssertTrue(verbose.stdout.contains("period 128 × 3 = buffer 384 frames, latency ≤"), verbose.stdout)
+        // Rewind mode, the default: a 20 ms buffer or more (512 × 3), plays started by rewinding.
+        XCTAssertTrue(verbose.stdout.contains("period 512 × 3 = buffer 1536 frames, latency ≤"), verbose.stdout)
+        XCTAssertTrue(verbose.stdout.contains("rewind active"), verbose.stdout)
         XCTAssertTrue(verbose.stdout.contains("SCHED_FIFO"), verbose.stdout)
     }
 

@@ -6,15 +6,18 @@ import SFXCardSupport
 @testable import SFX
 
 /// An engine on a fresh virtual card, with periods of 20 ms or more unless a test asks otherwise
-/// (these machines' timer wake-ups are now and then late by several milliseconds).
+/// (these machines' timer wake-ups are now and then late by several milliseconds). The classic
+/// path unless `rewind` (tests that place plays at period boundaries assume it); `card` makes
+/// the card (a rewind test's pointer or rewind behaviour).
 struct EngineOnCard {
     let card: VirtualCard
     let engine: SoundEngine
 
     init(period: Int = 960, periods: Int = 4, maxVoices: Int = 64, formats: [SampleFormat] = [.float32],
-         idleTimeout: Duration? = nil, device: String? = nil, validating: Bool = true,
+         idleTimeout: Duration? = nil, device: String? = nil, validating: Bool = true, rewind: Bool = false,
+         card given: VirtualCard? = nil,
          adjust: (inout SoundEngine.Configuration) -> Void = { _ in }) throws {
-        card = try VirtualCard()
+        card = try given ?? VirtualCard()
         card.makeCurrent()
         var configuration = SoundEngine.Configuration()
         configuration.output.device = device ?? card.hardwarePCMName
@@ -23,6 +26,7 @@ struct EngineOnCard {
         configuration.output.formats = formats
         configuration.maxVoices = maxVoices
         configuration.idleTimeout = idleTimeout
+        configuration.rewind = rewind
         // The user's own mute flag stays out of tests: each engine has its own.
         configuration.muteFlag = MuteFlag(url: card.directory.appending(path: "muted"))
         adjust(&configuration)

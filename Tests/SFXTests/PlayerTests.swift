@@ -58,6 +58,38 @@ final class PlayerTests: XCTestCase {
         XCTAssertTrue(heard[96_000...].allSatisfy { $0 == 0 }, "nothing after the end")
     }
 
+    /// In rewind mode every command rewinds and re-renders what is queued, the streaming voice
+    /// included: it must read the same frames again (its ring released only for committed
+    /// frames), so the card still hears the file exactly, through dozens of rewinds.
+    func testAPlayerInRewindModePlaysTheFileExactlyThroughRewinds() throws {
+        let setup = try EngineOnCard(period: 480, periods: 4, rewind: true)
+        defer { setup.close() }
+        XCTAssertEqual(setup.engine.metrics.rewind, .active)
+        let url = try writeFile(setup, seconds: 2)
+        // A silent effect: each play of it is a command that rewinds, and adds nothing.
+        let silence = try setup.engine.load(buffer: [Float](repeating: 0, count: 480), sampleRate: 48_000, channels: 1)
+        let player = try setup.engine.makePlayer(contentsOf: url)
+        let done = finished(player)
+        try player.play()
+        var plays = 0
+        while done() == nil, plays < 400 {
+            setup.engine.play(silence, group: .effects)
+            plays += 1
+            usleep(7_000)
+        }
+        XCTAssertTrue(eventually(timeout: 10) { done() != nil })
+        XCTAssertEqual(done(), true)
+        let rewinds = setup.engine.metrics.rewinds
+        setup.engine.close()
+        XCTAssertGreaterThan(rewinds, 20, "the plays rewound the device")
+        let heard = try heard(setup)
+        XCTAssertGreaterThanOrEqual(heard.count, 96_000)
+        for k in 20..<96_000 where heard[k] != Self.signal(k) {
+            return XCTFail("frame \(k): \(heard[k]) instead of \(Self.signal(k)) after \(rewinds) rewinds")
+        }
+        XCTAssertTrue(heard[96_000...].allSatisfy { $0 == 0 }, "nothing after the end")
+    }
+
     func testSeekLandsOnTheExactFrame() throws {
         let setup = try EngineOnCard()
         defer { setup.close() }

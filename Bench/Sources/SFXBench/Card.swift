@@ -77,6 +77,14 @@ struct Setting: Codable, Equatable {
 enum Meter {
     /// CPU seconds (user + system) of every thread of this process so far.
     static func processCPU() -> Double { cpu(RUSAGE_SELF.rawValue) }
+    /// CPU seconds of this process's thread `tid` so far (its schedstat: nanoseconds on a CPU),
+    /// or nil when it is gone.
+    static func threadCPU(tid: Int32) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/self/task/\(tid)/schedstat", encoding: .utf8),
+              let first = text.split(separator: " ").first, let nanoseconds = Double(first) else { return nil }
+        return nanoseconds / 1e9
+    }
+
     /// CPU seconds of the calling thread so far.
     static func threadCPU() -> Double { cpu(1) }  // RUSAGE_THREAD, which Glibc's module leaves out
 

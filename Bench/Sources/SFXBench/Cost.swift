@@ -51,23 +51,31 @@ enum Cost {
         return (rows, limits)
     }
 
-    /// sfx at its default period with `voices` looping voices: process CPU seconds per wall second.
-    static func sfxCPU(voices: Int, options: BenchOptions, scratch: URL) throws -> CPURow {
-        let run = try CardRun(scratch: scratch, name: "sfx-cpu-\(voices)", record: false)
+    /// sfx at its classic default (128 × 3), or in rewind mode (256 × 4), with `voices` looping
+    /// voices: process CPU seconds per wall second.
+    static func sfxCPU(voices: Int, rewind: Bool = false, options: BenchOptions, scratch: URL) throws -> CPURow {
+        let run = try CardRun(scratch: scratch, name: "sfx-cpu-\(voices)\(rewind ? "-rewind" : "")", record: false)
         defer { run.remove() }
-        let engine = try SfxOnCard.engine(run, period: BenchOptions.defaultPeriod, maxVoices: voices)
+        let engine = rewind
+            ? try SfxOnCard.engine(run, period: Latency.rewindPeriod, periods: Latency.rewindPeriods, maxVoices: voices, rewind: true)
+            : try SfxOnCard.engine(run, period: BenchOptions.defaultPeriod, maxVoices: voices)
         let sound = try engine.load(buffer: loop, sampleRate: 48_000, channels: 1, name: "loop")
         for _ in 0..<voices { engine.play(sound, volume: 1 / Float(voices), loops: -1) }
         Meter.sleep(seconds: 0.5)
-        let cpu = Meter.processCPU(), wall = Meter.now()
+        let thread = engine.metrics.outputThreadID
+        let cpu = Meter.processCPU(), wall = Meter.now(), threadCPU = Meter.threadCPU(tid: thread)
         Meter.sleep(seconds: options.cpuSeconds)
-        let share = (Meter.processCPU() - cpu) / (Double(Meter.now() - wall) / 1e9)
+        let seconds = Double(Meter.now() - wall) / 1e9
+        let share = (Meter.processCPU() - cpu) / seconds
+        var outputShare: Double?
+        if let before = threadCPU, let after = Meter.threadCPU(tid: thread) { outputShare = (after - before) / seconds }
         let active = engine.metrics.activeVoices
         engine.close(drain: false)
         guard active == voices else {
             throw BenchError("sfx played \(active) of \(voices) voices; raise maxVoices")
         }
-        return CPURow(client: "sfx", voices: voices, coreShare: share, setting: try run.log().setting)
+        return CPURow(client: rewind ? "sfx (rewind)" : "sfx", voices: voices, coreShare: share, setting: try run.log().setting,
+                      outputThreadShare: outputShare)
     }
 
     /// A C client at its default setting with `voices` looping voices.
@@ -156,6 +164,12 @@ enum Cost {
                                            options: options, scratch: scratch, name: "floor-load-\(period)")
             rows += [sfx, floor].map { LoadRow($0, period: period, seconds: options.loadSeconds, load: load.name) }
         }
+        // Rewind mode beside the floor rewinding, both at 256 × 4.
+        let gaps = Latency.gaps(period: Latency.rewindPeriod, periods: Latency.rewindPeriods)
+        let count = Int(options.loadSeconds * 1000 / ((gaps.min + gaps.max) / 2))
+        for row in try Latency.rewindRows(count: count, options: options, scratch: scratch, name: "load-rewind") {
+            rows.append(LoadRow(row, period: Latency.rewindPeriod, seconds: options.loadSeconds, load: load.name))
+        }
         return rows
     }
 }
@@ -204,6 +218,9 @@ struct CPURow: Codable {
     /// CPU seconds per second of audio: 0.01 is 1 % of one core.
     var coreShare: Double
     var setting: Setting?
+    /// sfx: the share of it taken by the output thread (mixing, the card's plugin, ALSA); the
+    /// rest is the engine's other threads and the benchmark's own.
+    var outputThreadShare: Double?
 }
 
 struct PreloadResult: Codable {

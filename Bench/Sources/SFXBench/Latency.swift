@@ -51,12 +51,19 @@ enum Latency {
         return (latencies, matched.filter { !$0 }.count, extra)
     }
 
-    /// Triggers `count` clicks of sfx at `period` × `periods` on a fresh card.
-    static func sfxRun(period: Int, periods: Int = BenchOptions.periodsPerBuffer, count: Int, scratch: URL,
-                       name: String) throws -> LatencyRun {
+    /// Triggers `count` clicks of sfx at `period` × `periods` on a fresh card (in rewind mode
+    /// when `rewind`, on the classic path otherwise).
+    static func sfxRun(period: Int, periods: Int = BenchOptions.periodsPerBuffer, rewind: Bool = false, count: Int,
+                       scratch: URL, name: String) throws -> LatencyRun {
         let run = try CardRun(scratch: scratch, name: name)
         defer { run.remove() }
-        let engine = try SfxOnCard.engine(run, period: period, periods: periods)
+        let engine = try SfxOnCard.engine(run, period: period, periods: periods, rewind: rewind)
+        if rewind, engine.metrics.rewind != .active {
+            Meter.sleep(seconds: 0.1)
+            guard engine.metrics.rewind == .active else {
+                throw BenchError("sfx did not start rewind mode on the card (\(engine.metrics.rewind)); rebuild the card with Bench/run")
+            }
+        }
         let click = try engine.load(buffer: Self.click, sampleRate: 48_000, channels: 1, name: "click")
         let gaps = gaps(period: period, periods: periods)
         var next = Meter.now() + 200_000_000
@@ -80,9 +87,10 @@ enum Latency {
     }
 
     /// Triggers `count` clicks of a C client (`floor`, `openal`, `sdlmixer`) on a fresh card, at
-    /// `period` × `periods` (`periods` nil: the client's own count), or at its defaults.
+    /// `period` × `periods` (`periods` nil: the client's own count), or at its defaults;
+    /// `environment` adds to the client's (the floor's rewind mode).
     static func clientRun(_ peer: Peer, period: Int?, periods: Int? = nil, count: Int, options: BenchOptions,
-                          scratch: URL, name: String) throws -> LatencyRun {
+                          scratch: URL, name: String, environment extra: [String: String] = [:]) throws -> LatencyRun {
         let run = try CardRun(scratch: scratch, name: name)
         defer { run.remove() }
         let periods = periods ?? peer.periods
@@ -91,9 +99,31 @@ enum Latency {
                          "--seed", "\(period ?? 1)"]
         if let period { arguments += ["--period", "\(period)", "--periods", "\(periods)"] }
         let output = try run.runClient(options.probes.appending(path: peer.executable), arguments,
-                                       environment: try peer.environment(run, period: period, periods: periods))
+                                       environment: try peer.environment(run, period: period, periods: periods).merging(extra) { $1 })
         let triggers = output.split(separator: "\n").compactMap { UInt64($0) }
         return LatencyRun(triggers: triggers, log: try run.log())
+    }
+
+    // MARK: Rewind mode
+
+    /// Rewind mode's buffer: sfx's default in that mode, 512 × 3 frames (32 ms); the floor
+    /// rewinds with the same.
+    static let rewindPeriod = 512
+    static let rewindPeriods = 3
+    /// The floor's guard: 1 ms, as sfx's (`RewindMode.guardSeconds`).
+    static let rewindGuardFrames = 48
+    static let rewindLabel = "rewind \(rewindPeriod) × \(rewindPeriods)"
+
+    /// sfx in rewind mode and the floor rewinding, each at 256 × 4: rows "sfx (rewind)" and
+    /// "floor (rewind)".
+    static func rewindRows(count: Int, options: BenchOptions, scratch: URL, name: String) throws -> [LatencyRow] {
+        let sfx = try sfxRun(period: rewindPeriod, periods: rewindPeriods, rewind: true, count: count,
+                             scratch: scratch, name: "sfx-\(name)")
+        let floor = try clientRun(.floor, period: rewindPeriod, periods: rewindPeriods, count: count, options: options,
+                                  scratch: scratch, name: "floor-\(name)",
+                                  environment: ["FLOOR_REWIND_GUARD_FRAMES": "\(rewindGuardFrames)"])
+        return [LatencyRow(client: "sfx (rewind)", label: rewindLabel, requestedPeriod: rewindPeriod, runs: [sfx]),
+                LatencyRow(client: "floor (rewind)", label: rewindLabel, requestedPeriod: rewindPeriod, runs: [floor])]
     }
 
     static func client(_ peer: Peer, period: Int?, count: Int, label: String, options: BenchOptions,
@@ -341,10 +371,12 @@ enum Peer: CaseIterable {
 
 /// sfx's engine on a benchmark card: the card's plug device, 48 kHz stereo, three periods unless told.
 enum SfxOnCard {
+    /// The classic path unless `rewind` (rewind mode is the engine's default; the rows name it).
     static func engine(_ run: CardRun, period: Int, periods: Int = BenchOptions.periodsPerBuffer,
-                       maxVoices: Int = 64) throws -> SoundEngine {
+                       maxVoices: Int = 64, rewind: Bool = false) throws -> SoundEngine {
         run.card.makeCurrent()
         var configuration = SoundEngine.Configuration()
+        configuration.rewind = rewind
         configuration.output = PlaybackRequest(device: run.card.pcmName, sampleRate: 48_000, channels: 2,
                                                periodFrames: period, periodCount: periods)
         configuration.maxVoices = maxVoices

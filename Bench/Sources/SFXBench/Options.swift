@@ -11,6 +11,10 @@ struct BenchOptions {
     /// N interleaved rounds (sfx, then the floor), to compare two builds on a shared machine.
     /// Prints the rounds; writes no results.
     var latencyRounds = 0
+    /// `--rewind-rounds N`: only rewind mode, N rounds of sfx's and the floor's trigger→DAC
+    /// latency at 256 × 4 and the one-voice CPU of sfx (rewind and classic) and OpenAL Soft.
+    /// Prints the rounds; writes no results.
+    var rewindRounds = 0
     /// `--period P` for `--latency-rounds` (sfx's default, 128, unless told).
     var latencyPeriod = BenchOptions.defaultPeriod
     /// The compiled C clients: `floor`, `openal`, `sdlmixer`.
@@ -54,7 +58,7 @@ struct BenchOptions {
     static let loadPeriods = [64, 128]
     static let cueCount = 100
 
-    static let usage = "usage: sfx-bench --probes DIR [--results DIR] [--quick] [--repeat N] [--load-rounds N] [--latency-rounds N [--period P]]"
+    static let usage = "usage: sfx-bench --probes DIR [--results DIR] [--quick] [--repeat N] [--load-rounds N] [--latency-rounds N [--period P]] [--rewind-rounds N]"
 
     init(arguments: [String]) throws {
         var probes: URL?
@@ -66,6 +70,9 @@ struct BenchOptions {
             case "--load-rounds":
                 guard let value = rest.popFirst(), let n = Int(value), n > 0 else { throw BenchError("--load-rounds needs a positive count; \(Self.usage)") }
                 loadRounds = n
+            case "--rewind-rounds":
+                guard let value = rest.popFirst(), let n = Int(value), n > 0 else { throw BenchError("--rewind-rounds needs a positive count; \(Self.usage)") }
+                rewindRounds = n
             case "--latency-rounds", "--period":
                 guard let value = rest.popFirst(), let n = Int(value), n > 0 else { throw BenchError("\(argument) needs a positive number; \(Self.usage)") }
                 if argument == "--period" { latencyPeriod = n } else { latencyRounds = n }

@@ -29,6 +29,8 @@ func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
         report.latency.append(try Latency.client(.floor, period: period, count: options.triggers, label: "period \(period)",
                                                  options: options, scratch: scratch, name: "floor-\(period)"))
     }
+    stage("latency in rewind mode at \(Latency.rewindLabel): sfx and the floor")
+    report.latency += try Latency.rewindRows(count: options.triggers, options: options, scratch: scratch, name: "rewind")
     for peer in [Peer.openAL, .sdlMixer] {
         stage("latency of \(peer.displayName) at its default")
         report.latency.append(try Latency.client(peer, period: nil, count: options.triggers, label: "default",
@@ -43,6 +45,12 @@ func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
 
     let cpu = try Cost.cpuWindows(options: options, scratch: scratch, progress: stage)
     report.cpu = cpu.rows
+    for window in 0..<options.cpuWindows {
+        stage("CPU window \(window + 1) of \(options.cpuWindows): sfx in rewind mode, K=1")
+        var row = try Cost.sfxCPU(voices: 1, rewind: true, options: options, scratch: scratch)
+        row.window = window
+        report.cpu.append(row)
+    }
     report.cpuLimits = cpu.limits
     stage("offline render speed")
     report.offlineVoices = 256
@@ -63,6 +71,29 @@ func runLoadRounds(_ options: BenchOptions) throws {
     for round in 1...options.loadRounds {
         for row in try Cost.xrunsUnderLoad(options: options, scratch: scratch) {
             print("round \(round)  \(row.client)  period \(row.period)  \(Int(row.seconds)) s  xruns \(row.xruns)")
+        }
+    }
+}
+
+/// Interleaved rounds of rewind mode: sfx's and the floor's trigger→DAC latency at 256 × 4, then
+/// the one-voice CPU of sfx in rewind mode, at its classic default and of OpenAL Soft at its
+/// default, printed as they finish.
+func runRewindRounds(_ options: BenchOptions) throws {
+    let scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-bench-\(getpid())", directoryHint: .isDirectory)
+    defer { try? FileManager.default.removeItem(at: scratch) }
+    func emit(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
+    for round in 1...options.rewindRounds {
+        for row in try Latency.rewindRows(count: options.triggers, options: options, scratch: scratch, name: "rewind-\(round)") {
+            let d = row.milliseconds
+            emit("round \(round)  \(row.client)  \(row.label)  p50 \(String(format: "%.3f", d.p50))  p95 \(String(format: "%.3f", d.p95))"
+                 + "  p99 \(String(format: "%.3f", d.p99))  max \(String(format: "%.3f", d.max))  matched \(row.matched)/\(row.triggers)  xruns \(row.xruns)")
+        }
+        let cpu = [try Cost.sfxCPU(voices: 1, rewind: true, options: options, scratch: scratch),
+                   try Cost.sfxCPU(voices: 1, options: options, scratch: scratch),
+                   try Cost.clientCPU(.openAL, voices: 1, options: options, scratch: scratch)]
+        for row in cpu {
+            let thread = row.outputThreadShare.map { ", output thread \(String(format: "%.2f", $0 * 100)) %" } ?? ""
+            emit("round \(round)  \(row.client)  \(row.setting?.text ?? "?")  one voice: \(String(format: "%.2f", row.coreShare * 100)) % of a core\(thread)")
         }
     }
 }
@@ -103,6 +134,10 @@ do {
     }
     if options.loadRounds > 0 {
         try runLoadRounds(options)
+        exit(0)
+    }
+    if options.rewindRounds > 0 {
+        try runRewindRounds(options)
         exit(0)
     }
     var runs: [BenchReport] = []

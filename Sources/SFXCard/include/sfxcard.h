@@ -21,7 +21,10 @@
  * or the open fails), `capture`
  * (a sound file libsndfile reads, played into capture streams; silence without it), `loop`
  * (yes/no: repeat the capture file), `record` (yes/no, default yes: write playback.wav; no
- * spares the disk writes, for CPU measurements), `onset_threshold` (absolute sample value that counts as
+ * spares the disk writes, for CPU measurements), `pointer` (period/frame, default period: how the
+ * playback hardware pointer moves; the DAC plays frame by frame either way), `rewind`
+ * (honest/ignore, default honest: ignore accepts a playback rewind and plays on as if it had not
+ * happened, as a sound server's plugin may), `onset_threshold` (absolute sample value that counts as
  * sound, default 0.001), `onset_silence_ms` (silence that must precede an onset, default 10).
  * The ctl plugin takes `dir` only.
  *

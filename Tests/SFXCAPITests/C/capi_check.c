@@ -259,6 +259,7 @@ int main(void) {
 
     /* A muted group plays silently, and its play still completes. */
     CHECK_STATUS(sfx_group_set_muted(engine, SFX_GROUP_MUSIC, 1), SFX_OK);
+    usleep(20 * 1000);      /* a mute glides over 5 ms: play once it is silent */
     options = (sfx_play_options)SFX_PLAY_OPTIONS_DEFAULT;
     options.group = SFX_GROUP_MUSIC;
     options.completion = on_complete;

@@ -1,0 +1,235 @@
+import Glibc
+import SFXCore
+import SFXDevice
+
+/// Whether the engine starts sounds by rewinding its device (`SoundEngine.Configuration.rewind`),
+/// as `metrics.rewind` reports it.
+public enum RewindStatus: Sendable, Equatable, CustomStringConvertible {
+    /// Switched off by the configuration: the classic path (a sound starts at the next period
+    /// rendered, behind what the buffer holds).
+    case off
+    /// On, and not yet tried on the device.
+    case starting
+    /// On: the device rewound and the rewind was seen to take effect (its delay dropped).
+    case active
+    /// On in the configuration, but the device could not rewind, so the engine fell back to the
+    /// classic path (with the configured buffer) for the rest of the session.
+    case unsupported(RewindRefusal)
+
+    public var description: String {
+        switch self {
+        case .off: "rewind off"
+        case .starting: "rewind starting"
+        case .active: "rewind active"
+        case .unsupported(let why): "rewind unsupported (\(why)), classic path"
+        }
+    }
+}
+
+/// Why a device could not be rewound.
+public enum RewindRefusal: Sendable, Equatable, CustomStringConvertible {
+    /// snd_pcm_rewindable() answered 0 with a full buffer.
+    case nothingRewindable
+    /// snd_pcm_rewindable() or snd_pcm_rewind() failed with this errno.
+    case failed(errno: Int32)
+    /// The device answered the rewind but its delay did not drop: it plays everything written
+    /// all the same (as ALSA's `pulse` plugin does).
+    case ignored
+
+    public var description: String {
+        switch self {
+        case .nothingRewindable: "the device has nothing rewindable"
+        case .failed(let code): "rewinding failed: \(String(cString: strerror(code)))"
+        case .ignored: "the device accepted a rewind and ignored it"
+        }
+    }
+}
+
+/// Rewind mode's numbers.
+///
+/// **The buffer**: 20 ms or more (`request(for:)`; 512 × 3 frames, 32 ms, at 48 kHz by default):
+/// a deep buffer rides out late wake-ups and costs fewer of them, while a play still reaches the
+/// DAC about `guardSeconds` after the trigger, because the engine rewinds to just ahead of the
+/// DAC and writes again from there. Periods of 512 frames wake the thread 94 times a second
+/// (10.7 ms apart), and it wakes with two periods (21 ms) still queued. Measured on the virtual
+/// card with one voice playing (`sfx-bench --rewind-rounds`): 256 × 4 cost 1.9 % of a core,
+/// 512 × 2 1.3 %, 1024 × 2 1.2 %, with the same latency; the rest of the cost is per frame
+/// (the mixer's eight group buses and limiter, the card's own DAC) and the engine's other
+/// threads' wake-ups.
+///
+/// **The guard** (`guardSeconds`, 1 ms): frames between the DAC and the rewind point are left
+/// as written. What must fit in it is the time from reading the device's position (after the
+/// wake-up, so a late wake-up does not count) to the rewritten frames being in the buffer:
+/// re-rendering from the snapshot before the rewind point and rendering up to the end of the
+/// buffer. Both are bounded by the buffer (1,536 frames): a few microseconds with one voice and
+/// 0.1–0.3 ms with 64 (the renderer's cost per frame and voice, `sfx-bench --burst`), plus a
+/// preemption of the SCHED_FIFO thread, which is rare. 1 ms keeps a margin of five times the
+/// worst render; the virtual card logs any frame written after the DAC passed it (`lost`), and
+/// the rewind tests check that none was. The position used is the smaller of what the device
+/// says it can rewind and its delay: a pointer that moves a period at a time would otherwise
+/// let the engine rewrite frames already played.
+enum RewindMode {
+    static let guardSeconds = 0.001
+    static let minimumBufferSeconds = 0.020
+
+    /// The request rewind mode opens the device with: `request` with a buffer of at least 20 ms
+    /// (periods of at least 512 frames at 48 kHz, at least three of them); a request that
+    /// already asks for that much is kept.
+    static func request(for request: PlaybackRequest) -> PlaybackRequest {
+        var deep = request
+        let minimumBuffer = Int((Double(request.sampleRate) * minimumBufferSeconds).rounded(.up))
+        guard request.periodFrames * request.periodCount < minimumBuffer else { return request }
+        let period = max(request.periodFrames, request.sampleRate * 512 / 48_000)
+        deep.periodFrames = min(period, PlaybackRequest.periodSizes.upperBound)
+        deep.periodCount = min(max(request.periodCount, 3, (minimumBuffer + deep.periodFrames - 1) / deep.periodFrames),
+                               PlaybackRequest.periodCounts.upperBound)
+        return deep
+    }
+
+    static func guardFrames(sampleRate: Int) -> Int { max(1, Int((Double(sampleRate) * guardSeconds).rounded())) }
+}
+
+/// What rewind mode keeps of the audio it wrote and may write again: a snapshot of the mixer at
+/// the start of every write (and right after every command applied), and the mixer's events in
+/// order, each marked by the snapshot that follows it. Allocated before the thread runs; used by
+/// the output thread alone.
+///
+/// An event is delivered once no snapshot before it can be restored any more: restoring a
+/// snapshot throws away the events posted after it, which rendering again posts again, so each
+/// completion leaves exactly once, when the frames that caused it can no longer be rewritten.
+final class RewindHistory {
+    private let snapshots: UnsafeMutablePointer<MixerSnapshot>
+    /// For each snapshot, `posted` when it was taken.
+    private let marks: UnsafeMutablePointer<Int>
+    let capacity: Int
+    /// Snapshots kept: absolute indexes `first ..< end` (slot = index % capacity).
+    private(set) var first = 0
+    private(set) var end = 0
+
+    private let events: UnsafeMutablePointer<(MixerEvent, Int)>
+    let eventCapacity: Int
+    /// Events ever posted and delivered (absolute counts; slot = count % eventCapacity).
+    private(set) var posted = 0
+    private(set) var delivered = 0
+    /// Events up to this count may be delivered.
+    private(set) var deliverable = 0
+
+    init(mixer: Mixer, snapshots capacity: Int, events eventCapacity: Int) {
+        self.capacity = capacity
+        self.eventCapacity = eventCapacity
+        snapshots = .allocate(capacity: capacity)
+        for i in 0..<capacity { (snapshots + i).initialize(to: MixerSnapshot(shapedLike: mixer)) }
+        marks = .allocate(capacity: capacity)
+        marks.initialize(repeating: 0, count: capacity)
+        events = .allocate(capacity: eventCapacity)
+        events.initialize(repeating: (.finished(VoiceID(0)), 0), count: eventCapacity)
+    }
+
+    deinit {
+        snapshots.deinitialize(count: capacity)
+        snapshots.deallocate()
+        marks.deallocate()
+        events.deallocate()
+    }
+
+    var isFull: Bool { end - first == capacity }
+    var eventRoom: Int { eventCapacity - (posted - delivered) }
+
+    /// Saves `mixer` as the newest snapshot; false when every slot holds one still needed.
+    @discardableResult
+    func save(_ mixer: Mixer) -> Bool {
+        guard !isFull else { return false }
+        snapshots[end % capacity].save(mixer)
+        marks[end % capacity] = posted
+        end += 1
+        return true
+    }
+
+    func frame(of snapshot: Int) -> Int { snapshots[snapshot % capacity].frameTime }
+
+    /// The newest snapshot taken at or before `frame`, or nil.
+    func latest(atOrBefore frame: Int) -> Int? {
+        var i = end - 1
+        while i >= first {
+            if self.frame(of: i) <= frame { return i }
+            i -= 1
+        }
+        return nil
+    }
+
+    /// Puts the mixer back to `snapshot`: later snapshots and the events posted after it are gone.
+    func restore(_ snapshot: Int, into mixer: Mixer) {
+        snapshots[snapshot % capacity].restore(into: mixer)
+        posted = marks[snapshot % capacity]
+        end = snapshot + 1
+    }
+
+    /// Adds the mixer's events; returns how many did not fit (the caller keeps room, so 0).
+    func post(from mixer: Mixer) -> Int {
+        var lost = 0
+        mixer.drainEvents { event, frame in
+            guard posted - delivered < eventCapacity else { lost += 1; return }
+            events[posted % eventCapacity] = (event, frame)
+            posted += 1
+        }
+        return lost
+    }
+
+    /// The device has played up to `frame`, and no rewind will go back before it: snapshots
+    /// older than the newest one at or before it are dropped, and the events before that one may
+    /// leave.
+    func commit(upTo frame: Int) {
+        guard let keep = latest(atOrBefore: frame) else { return }
+        first = keep
+        deliverable = max(deliverable, marks[keep % capacity])
+    }
+
+    /// Nothing will be rewound any more (stop, xrun, loss): every event may leave.
+    func commitAll() {
+        first = end
+        deliverable = posted
+    }
+
+    /// Hands deliverable events to `push`, oldest first, while it accepts them.
+    @inline(__always)
+    func deliver(_ push: (MixerEvent) -> Bool) {
+        while delivered < deliverable {
+            guard push(events[delivered % eventCapacity].0) else { return }
+            delivered += 1
+        }
+    }
+
+    /// The mixer as of the oldest snapshot still kept, or nil when none is: no rewind goes back
+    /// before it, so what it has read of a stream can no longer be read again (a streaming
+    /// voice's ring may be released up to its cursor there, not up to the live mixer's).
+    var committedState: Mixer? {
+        first < end ? snapshots[first % capacity].mixer : nil
+    }
+}
+
+extension OutputThread {
+    /// Waits (at most `seconds`) until rewind mode has been tried on the device: active, or
+    /// refused and the device reopened for the classic path. The probe runs as soon as the
+    /// device's buffer is first full, a few milliseconds after the start, so an engine is
+    /// handed out with its device settled (a sound server sees one stream, not a first one
+    /// that is closed at once).
+    func waitForRewindVerdict(seconds: Double) {
+        let deadline = monotonicSeconds() + seconds
+        while rewindState.load(ordering: .acquiring) == RewindCode.starting, monotonicSeconds() < deadline {
+            usleep(1_000)
+        }
+    }
+
+    /// `rewindState` as the engine reports it.
+    var rewindStatus: RewindStatus {
+        let code = rewindState.load(ordering: .acquiring)
+        switch code {
+        case RewindCode.off: return .off
+        case RewindCode.starting: return .starting
+        case RewindCode.active: return .active
+        case RewindCode.nothingRewindable: return .unsupported(.nothingRewindable)
+        case RewindCode.ignored: return .unsupported(.ignored)
+        default: return .unsupported(.failed(errno: Int32(clamping: -code)))
+        }
+    }
+}
