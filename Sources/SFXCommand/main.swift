@@ -9,6 +9,7 @@ let version = "0.1.0"
 let commands: [Subcommand.Type] = [
     PlayCommand.self, AlertCommand.self, VibrateCommand.self, ListCommand.self, InfoCommand.self,
     RenderCommand.self, DevicesCommand.self, HapticsCommand.self, MuteCommand.self, CompletionCommand.self,
+    ServeCommand.self, StatusCommand.self, StopCommand.self, LoadCommand.self,
 ]
 
 let mainHelp = """
