@@ -73,10 +73,11 @@ public final class DaemonClient {
         nextID &+= 1
         let payload = fields.payload
         let sent = payload.withUnsafeBytes { sfx_send_frame(socket, kind.rawValue, id, $0.baseAddress, payload.count, file ?? -1) }
-        guard sent == 0 else { throw .noReply(errno: -sent) }
         var header = sfx_frame_header()
         var buffer = [CChar](repeating: 0, count: Frame.maximumSize)
-        let received = sfx_receive_reply(socket, timeoutMilliseconds, &header, &buffer, buffer.count)
+        // A daemon that refused this peer closed the connection after saying why: read that.
+        let received = sfx_receive_reply(socket, sent == 0 ? timeoutMilliseconds : 100, &header, &buffer, buffer.count)
+        guard sent == 0 || received == 0 && header.type == ReplyKind.error.rawValue else { throw .noReply(errno: -sent) }
         guard received == 0 else { throw .noReply(errno: -received) }
         let bytes = buffer.prefix(Int(min(header.length, UInt32(buffer.count - 1)))).map { UInt8(bitPattern: $0) }
         guard let kind = ReplyKind(rawValue: header.type) else { throw .noReply(errno: EPROTO) }

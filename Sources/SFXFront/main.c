@@ -81,6 +81,14 @@ static int play_through_daemon(int count, char **names) {
         int length = snprintf(payload, sizeof payload, "name=%s\n", names[i]);
         if (length <= 0 || (size_t)length >= sizeof payload
             || sfx_send_frame(fd, SFX_REQUEST_PLAY, (uint32_t)(i + 1), payload, (size_t)length, -1) != 0) {
+            // A daemon that refused this peer closed the connection after saying why.
+            sfx_frame_header header;
+            char reply[1024];
+            if (sfx_receive_reply(fd, 100, &header, reply, sizeof reply) == 0 && header.type == SFX_REPLY_ERROR) {
+                fprintf(stderr, "sfx: %s\n", reply);
+                close(fd);
+                return 1;
+            }
             close(fd);
             return i == 0 ? -1 : 1;
         }
