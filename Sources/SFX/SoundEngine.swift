@@ -83,6 +83,10 @@ public final class SoundEngine: @unchecked Sendable {
         /// too, and counts against RLIMIT_MEMLOCK), which a library should not take alone. When
         /// refused, the engine plays all the same and reports `.memoryLockRefused`.
         public var lockMemory = false
+        /// Opens the device but leaves the output thread to `start()`, so that sounds loaded and
+        /// played before it are in the very first period written (a command that plays one sound
+        /// and exits: no buffer of silence ahead of it). Off: the thread starts at once.
+        public var deferredStart = false
 
         public init() {}
 
@@ -156,6 +160,7 @@ public final class SoundEngine: @unchecked Sendable {
     private let outputMixer = Mutex<MixerControl?>(nil)
     private let haptics = Mutex<Vibrator?>(nil)
     private let memoryLocked: Bool
+    private let started = Atomic<Bool>(false)
 
     /// Opens `configuration.output.device` and starts the real-time thread. Throws when the
     /// device cannot be opened (the error names it and the fix) or the sound theme is missing.
@@ -200,8 +205,15 @@ public final class SoundEngine: @unchecked Sendable {
             delivery.publish(.memoryLockRefused(String(cString: strerror(errno))
                 + "; raise the memlock limit (ulimit -l, memlock in /etc/security/limits.d) or grant CAP_IPC_LOCK"))
         }
-        output.start()
         delivery.start()
+        if !configuration.deferredStart { start() }
+    }
+
+    /// Starts the output thread, once (with `Configuration.deferredStart`; otherwise `init` did).
+    /// What was played before is mixed into the first period it writes.
+    public func start() {
+        guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        output.start()
     }
 
     deinit { close(drain: false) }
@@ -211,6 +223,7 @@ public final class SoundEngine: @unchecked Sendable {
     /// Completions of sounds still playing are delivered as `.stopped`.
     public func close(drain: Bool = true) {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        start()   // a thread never started would never say it stopped
         haptics.withLock { $0?.close() }
         output.stop(drain: drain)
         delivery.stop()

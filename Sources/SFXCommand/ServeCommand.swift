@@ -65,6 +65,7 @@ enum ServeCommand: Subcommand {
         let service = DaemonService(engine: session.engine, configurationURL: configURL,
                                     hapticBackend: settings.hapticBackend?.rawValue ?? "auto")
         for problem in service.preload() { printError("warning: \(problem)") }
+        session.engine.start()
         let server = DaemonServer(socket: listening, service: service, policy: PeerPolicy(group: groupID))
         let signals = SignalWatch(mask: mask) { signal in
             if signal == SIGHUP {

@@ -30,6 +30,7 @@ enum StatusCommand: Subcommand {
             let options = try OutputOptions(arguments)
             let settings = try CommandSettings.load(quiet: true)
             let session = try EngineSession(options, settings: settings)
+            session.engine.start()
             // The output thread asks for SCHED_FIFO as it starts: wait a moment for the answer.
             for _ in 0..<50 where session.engine.metrics.realtimeGranted == nil { usleep(2_000) }
             status = DaemonStatus(engine: session.engine, daemon: false, systemSoundsLoaded: 0, customSounds: [],
