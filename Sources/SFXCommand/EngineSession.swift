@@ -10,7 +10,8 @@ struct EngineSession {
     let card: VirtualCard?
     let options: OutputOptions
 
-    init(_ options: OutputOptions, settings: UserSettings) throws {
+    /// `idleTimeout`: close the device after this much silence (the daemon; nil keeps it open).
+    init(_ options: OutputOptions, settings: UserSettings, idleTimeout: Duration? = nil) throws {
         self.options = options
         var configuration = SoundEngine.Configuration()
         settings.apply(to: &configuration)
@@ -38,6 +39,7 @@ struct EngineSession {
         // stays open), so the first period written holds them: no buffer of silence first.
         // --verbose reports the thread's priority, so it starts at once there.
         configuration.deferredStart = !options.verbose
+        configuration.idleTimeout = idleTimeout
         do {
             engine = try SoundEngine(configuration: configuration)
         } catch let error as ALSAError {

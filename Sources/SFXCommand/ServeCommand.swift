@@ -18,11 +18,12 @@ enum ServeCommand: Subcommand {
         """,
         examples: ["sfx serve", "sfx serve --system --socket /run/sfx/sfx.sock --group audio", "systemctl --user enable --now sfx"],
         positionals: [],
-        options: [socket, system, group, config] + OutputOptions.specs)
+        options: [socket, system, group, config, idle.spec] + OutputOptions.specs)
 
     static let socket = OptionSpec.option("socket", value: "PATH", help: "Listen here (default $XDG_RUNTIME_DIR/sfx/sfx.sock; with --system, /run/sfx/sfx.sock).")
     static let system = OptionSpec.flag("system", help: "System mode for kiosks: --socket anywhere, shared with --group.")
     static let group = OptionSpec.option("group", value: "NAME", help: "With --system: members of this group may use the daemon (socket 0660).")
+    static let idle = IntegerOption(spec: .option("idle-timeout", value: "MS", help: "Close the device after this much silence, 0 to keep it open (default 100): the next sound reopens it and is in its first period, with no buffer of silence ahead."), range: 0...86_400_000)
     static let config = OptionSpec.option("config", value: "FILE", help: "The sounds to preload (default $XDG_CONFIG_HOME/sfx/serve.conf).")
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
@@ -56,7 +57,9 @@ enum ServeCommand: Subcommand {
         let session: EngineSession
         do {
             settings = try CommandSettings.load(quiet: options.quiet)
-            session = try EngineSession(options, settings: settings)
+            let milliseconds = try idle.read(arguments) ?? 100
+            session = try EngineSession(options, settings: settings,
+                                        idleTimeout: milliseconds == 0 ? nil : .milliseconds(milliseconds))
         } catch {
             listening.close()
             throw error
