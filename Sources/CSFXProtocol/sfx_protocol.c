@@ -3,9 +3,7 @@
 #include "sfx_protocol.h"
 
 #include <errno.h>
-#include <grp.h>
 #include <poll.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +68,7 @@ int sfx_socket_path(char *out, size_t capacity) {
     int written;
     if (explicit_path && explicit_path[0] == '/') {
         written = snprintf(out, capacity, "%s", explicit_path);
+        return written > 0 && (size_t)written < capacity ? 1 : -1;
     } else {
         const char *runtime = getenv("XDG_RUNTIME_DIR");
         if (!runtime || runtime[0] != '/') return -1;
@@ -78,7 +77,7 @@ int sfx_socket_path(char *out, size_t capacity) {
     return written > 0 && (size_t)written < capacity ? 0 : -1;
 }
 
-int sfx_client_connect(const char *path) {
+int sfx_client_connect(const char *path, int any_owner) {
     struct sockaddr_un address = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof address.sun_path) return -ENAMETOOLONG;
     strcpy(address.sun_path, path);
@@ -90,7 +89,7 @@ int sfx_client_connect(const char *path) {
         return -code;
     }
     uid_t uid;
-    if (sfx_peer_credentials(fd, NULL, &uid, NULL) != 0 || (uid != geteuid() && uid != 0)) {
+    if (!any_owner && (sfx_peer_credentials(fd, NULL, &uid, NULL) != 0 || (uid != geteuid() && uid != 0))) {
         close(fd);
         return -EPERM;
     }
@@ -188,15 +187,13 @@ int sfx_peer_credentials(int socket, pid_t *pid, uid_t *uid, gid_t *gid) {
     return 0;
 }
 
-int sfx_user_in_group(uid_t uid, gid_t gid, gid_t group) {
-    if (gid == group) return 1;
-    struct passwd entry, *found = NULL;
-    char text[4096];
-    if (getpwuid_r(uid, &entry, text, sizeof text, &found) != 0 || !found) return 0;
-    gid_t groups[256];
-    int count = 256;
-    if (getgrouplist(found->pw_name, found->pw_gid, groups, &count) < 0) return 0;
-    for (int i = 0; i < count; i++) {
+int sfx_peer_in_group(int socket, gid_t group) {
+    gid_t gid;
+    if (sfx_peer_credentials(socket, NULL, NULL, &gid) == 0 && gid == group) return 1;
+    gid_t groups[1024];
+    socklen_t size = sizeof groups;
+    if (getsockopt(socket, SOL_SOCKET, SO_PEERGROUPS, groups, &size) != 0) return 0;
+    for (size_t i = 0; i < size / sizeof(gid_t); i++) {
         if (groups[i] == group) return 1;
     }
     return 0;

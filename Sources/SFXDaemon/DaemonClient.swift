@@ -51,18 +51,21 @@ public final class DaemonClient {
 
     deinit { close(socket) }
 
-    /// The socket path: `explicit` when given, else $SFX_SOCKET, else $XDG_RUNTIME_DIR/sfx/sfx.sock.
-    public static func socketPath(explicit: String? = nil) -> String? {
-        if let explicit { return explicit }
+    /// The socket path: `explicit` when given, else $SFX_SOCKET, else
+    /// $XDG_RUNTIME_DIR/sfx/sfx.sock; `named` is true for the first two.
+    public static func socketPath(explicit: String? = nil) -> (path: String, named: Bool)? {
+        if let explicit { return (explicit, true) }
         var buffer = [CChar](repeating: 0, count: 4096)
-        guard sfx_socket_path(&buffer, buffer.count) == 0 else { return nil }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let named = sfx_socket_path(&buffer, buffer.count)
+        guard named >= 0 else { return nil }
+        return (String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), named == 1)
     }
 
-    /// Connects, checking that the daemon is this user's or root's.
+    /// Connects. At the user's own socket the daemon must be this user's or root's; a socket
+    /// named on purpose (--socket, $SFX_SOCKET) may be a system daemon's of its own user.
     public static func connect(path explicit: String? = nil) throws(Failure) -> DaemonClient {
-        guard let path = socketPath(explicit: explicit) else { throw .noSocketPath }
-        let fd = sfx_client_connect(path)
+        guard let (path, named) = socketPath(explicit: explicit) else { throw .noSocketPath }
+        let fd = sfx_client_connect(path, named ? 1 : 0)
         guard fd >= 0 else { throw .unreachable(path: path, errno: -fd) }
         return DaemonClient(path: path, socket: fd)
     }

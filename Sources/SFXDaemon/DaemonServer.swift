@@ -9,10 +9,10 @@ public struct PeerPolicy: Sendable {
     public var group: gid_t?
     public init(group: gid_t? = nil) { self.group = group }
 
-    /// Why a peer is refused, or nil when it is allowed.
-    public func refusal(uid: uid_t, gid: gid_t) -> String? {
+    /// Why the peer on `socket` (with user `uid`) is refused, or nil when it is allowed.
+    public func refusal(socket: Int32, uid: uid_t) -> String? {
         if uid == geteuid() || uid == 0 { return nil }
-        if let group, sfx_user_in_group(uid, gid, group) != 0 { return nil }
+        if let group, sfx_peer_in_group(socket, group) != 0 { return nil }
         let who = group.map { "neither uid \(geteuid()), root nor in group \($0)" } ?? "neither uid \(geteuid()) nor root"
         return "refused: uid \(uid) is \(who); run sfx as the daemon's user, or start a system daemon with --group"
     }
@@ -127,7 +127,7 @@ public final class DaemonServer: @unchecked Sendable {
             if fd < 0 { return }
             var uid: uid_t = 0, gid: gid_t = 0
             let refusal = sfx_peer_credentials(fd, nil, &uid, &gid) == 0
-                ? policy.refusal(uid: uid, gid: gid) : "refused: the peer's credentials cannot be read"
+                ? policy.refusal(socket: fd, uid: uid) : "refused: the peer's credentials cannot be read"
             if let refusal {
                 refusedPeers.wrappingAdd(1, ordering: .relaxed)
                 if let frame = Frame.encode(type: ReplyKind.error.rawValue, id: 0, payload: Array(refusal.utf8)) {

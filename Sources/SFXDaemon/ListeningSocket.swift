@@ -142,7 +142,7 @@ public final class ListeningSocket {
         guard info.st_mode & S_IFMT == S_IFSOCK, info.st_uid == geteuid() else {
             throw DaemonError("\(path) exists and is not a socket of yours; remove it, or give another --socket")
         }
-        let probe = sfx_client_connect(path)
+        let probe = sfx_client_connect(path, 1)
         if probe >= 0 {
             Glibc.close(probe)
             throw DaemonError("a daemon already answers at \(path); stop it first (`systemctl --user stop sfx`, or kill it) or give another --socket")

@@ -73,8 +73,9 @@ static int run_full_program(char **argv, int daemon_tried) {
 /// refused one (its reason printed), -1 when the daemon did not answer (nothing was played).
 static int play_through_daemon(int count, char **names) {
     char path[PATH_MAX];
-    if (sfx_socket_path(path, sizeof path) != 0) return -1;
-    int fd = sfx_client_connect(path);
+    int named = sfx_socket_path(path, sizeof path);
+    if (named < 0) return -1;
+    int fd = sfx_client_connect(path, named);
     if (fd < 0) return -1;
     char payload[PATH_MAX];
     for (int i = 0; i < count; i++) {

@@ -18,7 +18,7 @@ final class ConcurrencyTests: DaemonTestCase {
         let tally = Tally()
         let path = socketPath
         DispatchQueue.concurrentPerform(iterations: clients) { client in
-            let fd = sfx_client_connect(path)
+            let fd = sfx_client_connect(path, 0)
             guard fd >= 0 else {
                 tally.lock.withLock { tally.problems.append("client \(client): connect: \(String(cString: strerror(-fd)))") }
                 return

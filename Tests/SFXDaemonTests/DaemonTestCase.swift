@@ -76,7 +76,7 @@ class DaemonTestCase: XCTestCase {
         try process.run()
         daemon = process
         for _ in 0..<400 {
-            let fd = sfx_client_connect(socketPath)
+            let fd = sfx_client_connect(socketPath, 0)
             if fd >= 0 {
                 close(fd)
                 return process
@@ -138,7 +138,7 @@ class DaemonTestCase: XCTestCase {
 
     /// A connection speaking the protocol directly.
     func connect() throws -> Int32 {
-        let fd = sfx_client_connect(socketPath)
+        let fd = sfx_client_connect(socketPath, 0)
         guard fd >= 0 else { throw DaemonError("cannot connect to \(socketPath): \(String(cString: strerror(-fd)))") }
         return fd
     }

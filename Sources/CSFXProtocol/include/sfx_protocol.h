@@ -67,13 +67,14 @@ int sfx_frame_decode(const uint8_t *message, size_t size, sfx_frame_header *head
 const char *sfx_frame_problem_text(int problem);
 
 /// The user's socket: $SFX_SOCKET when set (absolute), else $XDG_RUNTIME_DIR/sfx/sfx.sock.
-/// Returns 0, or -1 when neither is set (then there is no daemon for this user).
+/// Returns 1 for $SFX_SOCKET (a socket named on purpose: a system daemon may run as its own
+/// user), 0 for the user's own, or -1 when neither is set (then there is no daemon for this user).
 int sfx_socket_path(char *out, size_t capacity);
 
-/// Connects to the daemon's socket (SOCK_SEQPACKET, close-on-exec) and checks that the daemon
-/// runs as this user or root (SO_PEERCRED). Returns the descriptor or -errno (-EPERM for a
-/// daemon of another user).
-int sfx_client_connect(const char *path);
+/// Connects to the daemon's socket (SOCK_SEQPACKET, close-on-exec); unless `any_owner`, checks
+/// that the daemon runs as this user or root (SO_PEERCRED). Returns the descriptor or -errno
+/// (-EPERM for a daemon of another user).
+int sfx_client_connect(const char *path, int any_owner);
 
 /// Sends one frame, with `pass_fd` attached (SCM_RIGHTS) when ≥ 0. Returns 0 or -errno.
 int sfx_send_frame(int socket, uint8_t type, uint32_t id, const void *payload, size_t length, int pass_fd);
@@ -92,8 +93,9 @@ int sfx_receive_reply(int socket, int timeout_ms, sfx_frame_header *header, char
 /// The peer's process, user and group (SO_PEERCRED). Returns 0 or -errno.
 int sfx_peer_credentials(int socket, pid_t *pid, uid_t *uid, gid_t *gid);
 
-/// Whether `uid` (with primary group `gid`) is a member of `group`, by the group database.
-int sfx_user_in_group(uid_t uid, gid_t gid, gid_t group);
+/// Whether the peer was in `group` when it connected: its primary group (SO_PEERCRED) or one
+/// of its supplementary groups (SO_PEERGROUPS). Returns 1 or 0.
+int sfx_peer_in_group(int socket, gid_t group);
 
 /// Accepts a connection, non-blocking and close-on-exec (accept4). Returns it or -errno.
 int sfx_accept(int listening);
