@@ -83,6 +83,8 @@ enum ServeCommand: Subcommand {
         }
         server.run()
         signals.stop()
+        // The sounds playing may end (2 s at most: a loop would never); then they fade out.
+        if !session.engine.waitUntilIdle(timeout: .seconds(2)) { try? session.engine.stopAll(fade: .milliseconds(30)) }
         session.finish(played: false)
         return 0
     }

@@ -263,7 +263,8 @@ final class NewUserTests: CommandTestCase {
         let main = try sfx("--help")
         let names = main.stdout.components(separatedBy: "SUBCOMMANDS:\n")[1].components(separatedBy: "\n\n")[0]
             .split(separator: "\n").filter { !$0.hasPrefix("   ") }.compactMap { $0.split(separator: " ").first.map(String.init) }
-        XCTAssertEqual(names, ["play", "alert", "vibrate", "list", "info", "render", "devices", "haptics", "mute", "completion"])
+        XCTAssertEqual(names, ["play", "alert", "vibrate", "list", "info", "render", "devices", "haptics", "mute", "completion",
+                               "serve", "status", "stop", "load"])
         for name in names {
             let help = try sfx(name, "--help")
             XCTAssertEqual(help.status, 0, name)
