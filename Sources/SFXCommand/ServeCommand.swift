@@ -39,6 +39,12 @@ enum ServeCommand: Subcommand {
         sigemptyset(&mask)
         for signal in [SIGHUP, SIGTERM, SIGINT, SIGUSR2] { sigaddset(&mask, signal) }
         pthread_sigmask(SIG_BLOCK, &mask, nil)
+        // A descriptor per client: take the whole hard limit (the soft one is often 1,024).
+        var files = rlimit()
+        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &files) == 0, files.rlim_cur < files.rlim_max {
+            files.rlim_cur = files.rlim_max
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &files)
+        }
         let listening: ListeningSocket
         do {
             if let activated = ListeningSocket.activated(environment: environment) {

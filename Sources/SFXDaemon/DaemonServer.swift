@@ -61,6 +61,9 @@ public final class DaemonServer: @unchecked Sendable {
     private var clients: [Int32: Client] = [:]
     private var bySerial: [UInt64: Int32] = [:]
     private var nextSerial: UInt64 = 1
+    /// Set when accept ran out of descriptors: the listener is left alone until a client goes
+    /// (else poll would report it ready again at once, and the loop would spin).
+    private var acceptPaused = false
     private let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: Frame.maximumSize)
 
     public init(socket: ListeningSocket, service: DaemonService, policy: PeerPolicy = PeerPolicy()) {
@@ -90,7 +93,8 @@ public final class DaemonServer: @unchecked Sendable {
             fds.removeAll(keepingCapacity: true)
             order.removeAll(keepingCapacity: true)
             fds.append(pollfd(fd: wake, events: Int16(POLLIN), revents: 0))
-            fds.append(pollfd(fd: socket.descriptor, events: clients.count < Self.maximumClients ? Int16(POLLIN) : 0, revents: 0))
+            let listening = clients.count < Self.maximumClients && !acceptPaused
+            fds.append(pollfd(fd: socket.descriptor, events: listening ? Int16(POLLIN) : 0, revents: 0))
             for (fd, client) in clients {
                 var events: Int16 = 0
                 if client.outbox.count < Self.outboxLimit { events |= Int16(POLLIN) }
@@ -124,6 +128,7 @@ public final class DaemonServer: @unchecked Sendable {
     private func acceptAll() {
         while clients.count < Self.maximumClients {
             let fd = sfx_accept(socket.descriptor)
+            if fd == -EMFILE || fd == -ENFILE || fd == -ENOBUFS || fd == -ENOMEM { acceptPaused = true }
             if fd < 0 { return }
             var uid: uid_t = 0, gid: gid_t = 0
             let refusal = sfx_peer_credentials(fd, nil, &uid, &gid) == 0
@@ -145,6 +150,7 @@ public final class DaemonServer: @unchecked Sendable {
     }
 
     private func drop(_ client: Client) {
+        acceptPaused = false
         close(client.fd)
         clients[client.fd] = nil
         bySerial[client.serial] = nil

@@ -78,3 +78,35 @@ final class ConcurrencyTests: DaemonTestCase {
         XCTAssertTrue(together, "the two plays never overlapped")
     }
 }
+
+/// A client that sends and never reads, and one that vanishes mid-request, hold up no one.
+final class SlowClientTests: DaemonTestCase {
+    func testAClientThatNeverReadsDoesNotBlockTheOthers() throws {
+        try startDaemon()
+        let greedy = try connect()
+        defer { close(greedy) }
+        // Far more requests than its socket holds replies for, without reading one.
+        var sentCount = 0
+        _ = fcntl(greedy, F_SETFL, fcntl(greedy, F_GETFL) | O_NONBLOCK)
+        for id in 1...5_000 {
+            let payload = Array("name=tock\nvolume=0.001\n".utf8)
+            let sent = payload.withUnsafeBytes { sfx_send_frame(greedy, 1, UInt32(id), $0.baseAddress, payload.count, -1) }
+            if sent != 0 { break }
+            sentCount += 1
+        }
+        XCTAssertGreaterThan(sentCount, 64)
+        // A client that asks for its status and goes away before the reply.
+        let vanishing = try connect()
+        let empty: [UInt8] = []
+        XCTAssertEqual(empty.withUnsafeBytes { sfx_send_frame(vanishing, 7, 1, $0.baseAddress, 0, -1) }, 0)
+        close(vanishing)
+        // Others are still answered (a daemon blocked on the greedy client would answer none:
+        // each request would end at the reply's time-out instead).
+        for _ in 0..<20 {
+            let other = try connect()
+            XCTAssertEqual(try request(other, 1, id: 1, "name=tock\nvolume=0.001\n").type, 0x81)
+            close(other)
+        }
+        XCTAssertEqual(stopDaemon(), 0)
+    }
+}
