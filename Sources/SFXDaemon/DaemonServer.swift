@@ -51,6 +51,10 @@ public final class DaemonServer: @unchecked Sendable {
         let fd: Int32
         let serial: UInt64
         var outbox: [[UInt8]] = []
+        /// A refused peer: told why, and kept only until it hangs up, its requests read and
+        /// dropped (closing on unread requests would reset the connection, and the peer could
+        /// lose the reply that says why).
+        var refused = false
         init(fd: Int32, serial: UInt64) {
             self.fd = fd
             self.serial = serial
@@ -133,15 +137,15 @@ public final class DaemonServer: @unchecked Sendable {
             var uid: uid_t = 0, gid: gid_t = 0
             let refusal = sfx_peer_credentials(fd, nil, &uid, &gid) == 0
                 ? policy.refusal(socket: fd, uid: uid) : "refused: the peer's credentials cannot be read"
+            let client = Client(fd: fd, serial: nextSerial)
             if let refusal {
                 refusedPeers.wrappingAdd(1, ordering: .relaxed)
                 if let frame = Frame.encode(type: ReplyKind.error.rawValue, id: 0, payload: Array(refusal.utf8)) {
                     _ = frame.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
                 }
-                close(fd)
-                continue
+                shutdown(fd, Int32(SHUT_WR))
+                client.refused = true
             }
-            let client = Client(fd: fd, serial: nextSerial)
             nextSerial += 1
             clients[fd] = client
             bySerial[client.serial] = fd
@@ -171,8 +175,12 @@ public final class DaemonServer: @unchecked Sendable {
                 drop(client)
                 return
             }
-            framesReceived.wrappingAdd(1, ordering: .relaxed)
             let descriptors = Array(passed.prefix(Int(count)))
+            if client.refused {
+                for fd in descriptors { close(fd) }
+                continue
+            }
+            framesReceived.wrappingAdd(1, ordering: .relaxed)
             handle(client, size: got, truncated: truncated != 0, descriptors: descriptors)
             if clients[client.fd] !== client { return }
         }
