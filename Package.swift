@@ -18,6 +18,9 @@ let package = Package(
         .library(name: "SFX", targets: ["SFX"]),
         .executable(name: "sfx", targets: ["SFXCommand"]),
         .executable(name: "sfx-make-sounds", targets: ["SFXMakeSounds"]),
+        // `sfx` as installed: a small C front that plays through the daemon without Swift's
+        // start-up and runs the Swift program (installed as libexec/sfx) for everything else.
+        .executable(name: "sfx-front", targets: ["SFXFront"]),
         .executable(name: "sfx-bench", targets: ["SFXBench"]),
         .executable(name: "sfx-fuzz", targets: ["SFXFuzz"]),
         // The virtual sound card: an ALSA external plugin (ioplug PCM + ctl_ext mixer).
@@ -88,7 +91,11 @@ let package = Package(
         .target(name: "SFXC", dependencies: ["SFX", "CSFXAPI"], exclude: ["libsfx.map"],
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libsfx.so.0",
                                                "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/SFXC/libsfx.map"])]),
-        .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport"]),
+        // The daemon (`sfx serve`): its wire protocol in C (shared with the front), server and client.
+        .target(name: "CSFXProtocol"),
+        .target(name: "SFXDaemon", dependencies: ["SFX", "CSFXProtocol", "CSFXSystem"]),
+        .executableTarget(name: "SFXFront", dependencies: ["CSFXProtocol"]),
+        .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport", "SFXDaemon"]),
         .executableTarget(name: "SFXMakeSounds", dependencies: ["SFXSoundDesign"]),
         // The benchmarks: sfx beside OpenAL Soft, SDL_mixer and a raw-ALSA floor (Bench/run).
         .executableTarget(name: "SFXBench", dependencies: ["SFX", "SFXCardSupport", "SFXBenchMethod"], path: "Bench/Sources/SFXBench"),
@@ -108,6 +115,8 @@ let package = Package(
         .testTarget(name: "SFXCommandTests", dependencies: ["SFXMedia"]),
         // The recorder, meters and upload through the virtual card's capture (and `sfx record`).
         .testTarget(name: "SFXRecorderTests", dependencies: ["SFX", "SFXMedia", "SFXCardSupport", "CSndFile", "CFFmpeg", "CAllocationTrap"]),
+        // The daemon in-process and as `sfx serve`, on the virtual card: protocol, fuzzing, peers, fallback.
+        .testTarget(name: "SFXDaemonTests", dependencies: ["SFXDaemon", "CSFXProtocol", "SFXCardSupport"]),
         // A separate game package that depends on this checkout by path, built and run on the virtual card.
         .testTarget(name: "SFXEmbeddingTests", dependencies: ["SFXTesting", "SFXMedia"]),
         // Against a private PipeWire (Tests/server/pipewire-session), through the pipewire and pulse ALSA plugins.

@@ -92,6 +92,11 @@ public final class SoundEngine: @unchecked Sendable {
         /// given and a play starts behind what the buffer holds.
         public var rewind = true
 
+        /// Opens the device but leaves the output thread to `start()`, so that sounds loaded and
+        /// played before it are in the very first period written (a command that plays one sound
+        /// and exits: no buffer of silence ahead of it). Off: the thread starts at once.
+        public var deferredStart = false
+
         public init() {}
 
         /// What `maxVoices` may be.
@@ -173,6 +178,7 @@ public final class SoundEngine: @unchecked Sendable {
     private let outputMixer = Mutex<MixerControl?>(nil)
     private let haptics = Mutex<Vibrator?>(nil)
     private let memoryLocked: Bool
+    private let started = Atomic<Bool>(false)
 
     /// Opens `configuration.output.device` and starts the real-time thread. Throws when the
     /// device cannot be opened (the error names it and the fix) or the sound theme is missing.
@@ -220,8 +226,15 @@ public final class SoundEngine: @unchecked Sendable {
             delivery.publish(.memoryLockRefused(String(cString: strerror(errno))
                 + "; raise the memlock limit (ulimit -l, memlock in /etc/security/limits.d) or grant CAP_IPC_LOCK"))
         }
-        output.start()
         delivery.start()
+        if !configuration.deferredStart { start() }
+    }
+
+    /// Starts the output thread, once (with `Configuration.deferredStart`; otherwise `init` did).
+    /// What was played before is mixed into the first period it writes.
+    public func start() {
+        guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        output.start()
         if configuration.rewind { output.waitForRewindVerdict(seconds: 0.25) }
     }
 
@@ -232,6 +245,7 @@ public final class SoundEngine: @unchecked Sendable {
     /// Completions of sounds still playing are delivered as `.stopped`.
     public func close(drain: Bool = true) {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        start()   // a thread never started would never say it stopped
         haptics.withLock { $0?.close() }
         output.stop(drain: drain)
         delivery.stop()

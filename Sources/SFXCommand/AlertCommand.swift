@@ -15,7 +15,7 @@ enum AlertCommand: Subcommand {
         positionals: [PositionalSpec(name: "NAME|FILE", help: "A system sound name or a sound file (see `sfx play --help`).", min: 0, max: 1)],
         options: [SoundArgument.idOption, SoundArgument.fileOption, Volume.option, Volume.decibelOption,
                   vibrate]
-            + HapticOptions.options + OutputOptions.specs)
+            + HapticOptions.options + OutputOptions.specs + DaemonRoute.specs)
 
     static let vibrate = OptionSpec.option("vibrate", value: "WHEN", help: "never, when-muted or always (default: the settings file, else when-muted).")
 
@@ -24,6 +24,7 @@ enum AlertCommand: Subcommand {
         guard sounds.count == 1 else {
             throw UsageError(message: "an alert plays one sound; \(sounds.count) were given", command: spec)
         }
+        if let status = try alertThroughDaemon(arguments, sound: sounds[0]) { return status }
         let options = try OutputOptions(arguments)
         var settings = try CommandSettings.load(needing: UserSettings.alertKeys, quiet: options.quiet)
         try HapticOptions.apply(arguments, to: &settings)

@@ -10,7 +10,8 @@ struct EngineSession {
     let card: VirtualCard?
     let options: OutputOptions
 
-    init(_ options: OutputOptions, settings: UserSettings) throws {
+    /// `idleTimeout`: close the device after this much silence (the daemon; nil keeps it open).
+    init(_ options: OutputOptions, settings: UserSettings, idleTimeout: Duration? = nil) throws {
         self.options = options
         var configuration = SoundEngine.Configuration()
         settings.apply(to: &configuration)
@@ -34,6 +35,11 @@ struct EngineSession {
         if let rate = options.sampleRate { configuration.output.sampleRate = rate }
         if let frames = options.periodFrames ?? kind.periodFrames { configuration.output.periodFrames = frames }
         if let count = options.periodCount ?? kind.periodCount { configuration.output.periodCount = count }
+        // The stream starts once the sounds are queued (`finish`, or `start` for a session that
+        // stays open), so the first period written holds them: no buffer of silence first.
+        // --verbose reports the thread's priority, so it starts at once there.
+        configuration.deferredStart = !options.verbose
+        configuration.idleTimeout = idleTimeout
         do {
             engine = try SoundEngine(configuration: configuration)
         } catch let error as ALSAError {
@@ -67,6 +73,7 @@ struct EngineSession {
     /// Waits for every sound to end, closes the engine, and says where the virtual card's
     /// recording is when something was played (and not --quiet).
     func finish(played: Bool = true) {
+        engine.start()
         while !engine.waitUntilIdle(timeout: .seconds(1)) {}
         let metrics = engine.metrics
         engine.close()

@@ -15,7 +15,7 @@ enum MuteCommand: Subcommand {
         """,
         examples: ["sfx mute on", "sfx mute toggle", "if sfx mute status -q; then echo muted; fi", "sfx mute status --json"],
         positionals: [PositionalSpec(name: "on|off|toggle|status", help: "What to do (default: status).", min: 0, max: 1)],
-        options: [device, json, quiet])
+        options: [device, json, quiet] + DaemonRoute.specs)
 
     static let device = OptionSpec.option("device", short: "D", value: "PCM", help: "Also show this output's mixer (default: the settings file, else default).")
     static let json = OptionSpec.flag("json", help: "Print the state as JSON: muted, flag, device, mixer (absent when the output has none).")
@@ -35,7 +35,9 @@ enum MuteCommand: Subcommand {
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let flag = MuteFlag.user()
         let action = arguments.positionals.first ?? "status"
+        let setByDaemon = try setThroughDaemon(action, arguments)
         switch action {
+        case _ where setByDaemon: break
         case "on": try flag.set(true)
         case "off": try flag.set(false)
         case "toggle": try flag.toggle()

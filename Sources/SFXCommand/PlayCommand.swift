@@ -21,7 +21,7 @@ enum PlayCommand: Subcommand {
         positionals: [PositionalSpec(name: "NAME|FILE", help: "System sound names, sound files, or - for standard input.", min: 0, max: nil)],
         options: [SoundArgument.idOption, SoundArgument.fileOption, Volume.option, Volume.decibelOption,
                   CommonOptions.pan.spec, loops.spec, normalize, normalizeTo.spec] + PlayerPlayback.specs
-            + OutputOptions.specs)
+            + OutputOptions.specs + DaemonRoute.specs)
 
     static let loops = IntegerOption(spec: .option("loops", value: "N", help: "Extra repeats; -1 repeats until Ctrl-C (default 0)."), range: -1...1_000_000)
     static let normalize = OptionSpec.flag("normalize", help: "Bring sound files to one loudness (-23 LUFS, true peak at most -1 dBTP) before playing.")
@@ -34,6 +34,7 @@ enum PlayCommand: Subcommand {
         let pan = Float(try CommonOptions.pan.read(arguments) ?? 0)
         let loops = try Self.loops.read(arguments) ?? 0
         let normalize = try normalization(arguments)
+        if let status = try playThroughDaemon(arguments, sounds: sounds, volume: volume, pan: pan, loops: loops) { return status }
         let options = try OutputOptions(arguments)
         let settings = try CommandSettings.load(quiet: options.quiet)
         try SoundArgument.checkFilesExist(sounds)

@@ -11,7 +11,7 @@ enum VibrateCommand: Subcommand {
         """,
         examples: ["sfx vibrate", "sfx vibrate --pattern 200,100,200 --amplitude 0.7", "sfx vibrate --effect double-click --backend evdev"],
         positionals: [],
-        options: [pattern, amplitude, repeatIndex.spec, effect] + HapticOptions.options)
+        options: [pattern, amplitude, repeatIndex.spec, effect] + HapticOptions.options + DaemonRoute.specs)
 
     static let pattern = OptionSpec.option("pattern", value: "MS,MS,…", help: "On/off durations in milliseconds.")
     static let amplitude = OptionSpec.option("amplitude", value: "A[,A…]", help: "Strength 0 to 1, one for all or one per duration.")
@@ -41,6 +41,7 @@ enum VibrateCommand: Subcommand {
         } catch let error as PatternError {
             throw UsageError(message: error.description, command: spec)
         }
+        if let status = try vibrateThroughDaemon(arguments) { return status }
         var haptics = HapticConfiguration()
         settings.apply(to: &haptics)
         let vibrator = try Vibrator(configuration: haptics, backend: settings.hapticBackend)

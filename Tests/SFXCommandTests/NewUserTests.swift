@@ -266,7 +266,8 @@ final class NewUserTests: CommandTestCase {
         let names = main.stdout.components(separatedBy: "SUBCOMMANDS:\n")[1].components(separatedBy: "\n\n")[0]
             .split(separator: "\n").filter { !$0.hasPrefix("   ") }.compactMap { $0.split(separator: " ").first.map(String.init) }
         XCTAssertEqual(names, ["play", "alert", "vibrate", "list", "info", "render", "devices", "haptics", "mute", "completion",
-                               "record", "meter", "recordings", "upload"])
+                               "record", "meter", "recordings", "upload",
+                               "serve", "status", "stop", "load"])
         for name in names {
             let help = try sfx(name, "--help")
             XCTAssertEqual(help.status, 0, name)

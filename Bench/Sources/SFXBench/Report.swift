@@ -48,6 +48,8 @@ struct BenchReport: Codable {
     var offlineVoices = 0
     var preload: PreloadResult?
     var underLoad: [LoadRow] = []
+    /// Exec → DAC of `sfx play tock` with and without the daemon, and aplay (ExecLatency.swift).
+    var exec: [ExecLatency.Row] = []
     var goals: [Goal] = []
 
     // MARK: Reading

@@ -43,6 +43,9 @@ func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
         if let row = result.row { report.latency.append(row) }
     }
 
+    stage("exec → DAC of sfx play tock, with and without the daemon, and aplay")
+    report.exec = try ExecLatency.measure(count: options.quick ? 10 : 60, scratch: scratch)
+
     let cpu = try Cost.cpuWindows(options: options, scratch: scratch, progress: stage)
     report.cpu = cpu.rows
     for window in 0..<options.cpuWindows {
@@ -125,6 +128,17 @@ do {
         let result = Result { try Burst.run(scratch: scratch, lockMemory: CommandLine.arguments.contains("--lock-memory")) }
         try? FileManager.default.removeItem(at: scratch)
         try result.get()
+        exit(0)
+    }
+    if CommandLine.arguments.dropFirst().first == "--exec" {
+        // Exec → DAC alone (ExecLatency.swift), printed as its table section.
+        let scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-bench-\(getpid())", directoryHint: .isDirectory)
+        let count = CommandLine.arguments.dropFirst(2).first.flatMap { Int($0) } ?? 60
+        var report = BenchReport(machine: .current(command: "sfx-bench --exec \(count)"), quick: false)
+        let measured = Result { try ExecLatency.measure(count: count, scratch: scratch) }
+        try? FileManager.default.removeItem(at: scratch)
+        report.exec = try measured.get()
+        print(report.execLines().joined(separator: "\n"))
         exit(0)
     }
     let options = try BenchOptions(arguments: CommandLine.arguments)

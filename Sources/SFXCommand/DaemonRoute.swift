@@ -1,0 +1,141 @@
+import Foundation
+import Glibc
+import SFXDaemon
+
+/// `--daemon`, `--no-daemon` and `--socket`: whether a command goes through `sfx serve`.
+///
+/// By default a command uses the daemon when one answers at `$XDG_RUNTIME_DIR/sfx/sfx.sock`
+/// (or `$SFX_SOCKET`, or --socket) and runs in-process otherwise, also when the daemon goes
+/// away before it replies. `--daemon` fails rather than run in-process; `--no-daemon` never
+/// asks the daemon.
+enum DaemonRoute {
+    static let daemon = OptionSpec.flag("daemon", help: "Go through the daemon (`sfx serve`); fail if none answers.")
+    static let noDaemon = OptionSpec.flag("no-daemon", help: "Run in this process even when a daemon answers.")
+    static let socket = OptionSpec.option("socket", value: "PATH", help: "The daemon's socket (default $XDG_RUNTIME_DIR/sfx/sfx.sock).")
+
+    static let specs = [daemon, noDaemon, socket]
+    /// Set by the `sfx` front when it found no daemon: do not ask again.
+    static let triedKey = "SFX_DAEMON_TRIED"
+
+    /// A connection to the daemon, or nil to run in-process. `usable` false (options the daemon
+    /// cannot honour, such as another device) means in-process, and a usage error with --daemon.
+    static func client(_ arguments: ParsedArguments, usable: Bool = true, why: String = "") throws -> DaemonClient? {
+        let forced = arguments.flag(daemon)
+        if forced, arguments.flag(noDaemon) {
+            throw UsageError(message: "give --daemon or --no-daemon, not both", command: arguments.spec)
+        }
+        if arguments.flag(noDaemon) { return nil }
+        guard usable else {
+            if forced { throw UsageError(message: "the daemon cannot \(why); drop it or use --no-daemon", command: arguments.spec) }
+            return nil
+        }
+        if !forced, ProcessInfo.processInfo.environment[triedKey] == "1", arguments.value(socket) == nil { return nil }
+        do {
+            return try DaemonClient.connect(path: arguments.value(socket))
+        } catch {
+            if forced { throw Failure(error.description) }
+            return nil
+        }
+    }
+
+    /// Sends a request; nil when the daemon went away before replying (then run in-process,
+    /// unless --daemon). An error reply throws its line.
+    static func send(_ client: DaemonClient, _ kind: RequestKind, _ fields: Fields, file: Int32? = nil,
+                     forced: Bool) throws -> DaemonClient.Reply? {
+        let reply: DaemonClient.Reply
+        do {
+            reply = try client.request(kind, fields, file: file)
+        } catch {
+            if forced { throw Failure(error.description) }
+            return nil
+        }
+        if reply.kind == .error { throw Failure(reply.text) }
+        return reply
+    }
+
+    /// The fields naming a sound for play and alert, and the descriptor to pass for a file
+    /// (opened here, as the user; the daemon reads through it and opens nothing itself).
+    static func sound(_ sound: SoundArgument) throws -> (Fields, Int32?) {
+        switch sound {
+        case .system(let name):
+            return (Fields(["name": name]), nil)
+        case .file(let path):
+            let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+            guard fd >= 0 else { throw Failure("\(path): cannot be opened (\(String(cString: strerror(errno)))); check the name and its permissions") }
+            return (Fields(["file": "1", "label": path.description]), fd)
+        case .standardInput:
+            let path = try StandardInputAudio.shared.path()
+            let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC) }
+            guard fd >= 0 else { throw Failure("standard input: cannot be passed to the daemon (\(String(cString: strerror(errno)))); add --no-daemon") }
+            return (Fields(["file": "1", "label": "standard input (-)"]), fd)
+        }
+    }
+}
+
+/// The daemon paths of the commands that try it first, one function each, beside their
+/// in-process `run`.
+extension PlayCommand {
+    /// Plays through the daemon: 0 once every sound is accepted; nil to play in-process.
+    static func playThroughDaemon(_ arguments: ParsedArguments, sounds: [SoundArgument], volume: Float, pan: Float, loops: Int) throws -> Int32? {
+        let custom = OutputOptions.specs.filter { $0.name != "quiet" }.contains { arguments.flag($0) || arguments.value($0) != nil }
+            || arguments.flag(normalize) || arguments.value(normalizeTo.spec) != nil
+            || PlayerPlayback.specs.contains { arguments.flag($0) || arguments.value($0) != nil }
+        guard let client = try DaemonRoute.client(arguments, usable: !custom,
+                                                  why: "change the device, period, normalisation, speed, start or ending, or print the setup (--verbose)") else { return nil }
+        let forced = arguments.flag(DaemonRoute.daemon)
+        for (index, sound) in sounds.enumerated() {
+            var (fields, file) = try DaemonRoute.sound(sound)
+            defer { if let file { close(file) } }
+            fields["volume"] = "\(volume)"
+            fields["pan"] = "\(pan)"
+            fields["loops"] = "\(loops)"
+            guard try DaemonRoute.send(client, .play, fields, file: file, forced: forced) != nil else {
+                if index == 0 { return nil }
+                throw Failure("the daemon went away after playing \(index) of \(sounds.count) sounds; see `sfx status`")
+            }
+        }
+        return 0
+    }
+}
+
+extension AlertCommand {
+    /// An alert through the daemon (whose vibrator and settings decide): the exit status, or nil
+    /// to alert in-process.
+    static func alertThroughDaemon(_ arguments: ParsedArguments, sound: SoundArgument) throws -> Int32? {
+        let custom = (HapticOptions.options + [vibrate]).contains { arguments.value($0) != nil }
+            || OutputOptions.specs.filter { $0.name != "quiet" }.contains { arguments.flag($0) || arguments.value($0) != nil }
+        guard let client = try DaemonRoute.client(arguments, usable: !custom,
+                                                  why: "take --vibrate, haptic or output options (it uses its own settings)") else { return nil }
+        var (fields, file) = try DaemonRoute.sound(sound)
+        defer { if let file { close(file) } }
+        if let volume = try Volume.factor(arguments) { fields["volume"] = "\(volume)" }
+        guard let reply = try DaemonRoute.send(client, .alert, fields, file: file, forced: arguments.flag(DaemonRoute.daemon)) else { return nil }
+        print(reply.fields["result"] ?? "")
+        return reply.fields["noticed"] == "true" ? 0 : 1
+    }
+}
+
+extension VibrateCommand {
+    /// A vibration through the daemon's vibrator: 0 once started, or nil to vibrate in-process.
+    static func vibrateThroughDaemon(_ arguments: ParsedArguments) throws -> Int32? {
+        let custom = HapticOptions.options.contains { arguments.value($0) != nil }
+        guard let client = try DaemonRoute.client(arguments, usable: !custom, why: "take haptic options (it uses its own settings)") else { return nil }
+        var fields = Fields()
+        fields["effect"] = arguments.value(effect)
+        fields["pattern"] = arguments.value(pattern)
+        fields["amplitude"] = arguments.value(amplitude)
+        fields["repeat"] = arguments.value(repeatIndex.spec)
+        guard try DaemonRoute.send(client, .vibrate, fields, forced: arguments.flag(DaemonRoute.daemon)) != nil else { return nil }
+        return 0
+    }
+}
+
+extension MuteCommand {
+    /// Sets the flag through the daemon for on, off and toggle; false when it did not (no
+    /// daemon, or status), so the command sets it itself. The status shown after is read the same way.
+    static func setThroughDaemon(_ action: String, _ arguments: ParsedArguments) throws -> Bool {
+        guard ["on", "off", "toggle"].contains(action),
+              let client = try DaemonRoute.client(arguments) else { return false }
+        return try DaemonRoute.send(client, .mute, Fields(["action": action]), forced: arguments.flag(DaemonRoute.daemon)) != nil
+    }
+}

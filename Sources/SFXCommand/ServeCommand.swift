@@ -1,0 +1,141 @@
+import Dispatch
+import Foundation
+import Glibc
+import SFX
+import SFXDaemon
+
+enum ServeCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "serve", abstract: "Run the daemon: an engine kept open, sounds preloaded, for every sfx command.",
+        discussion: """
+        Listens on $XDG_RUNTIME_DIR/sfx/sfx.sock (directory 0700, socket 0600); `sfx play`, \
+        alert, vibrate, stop, mute, load and status use it when it answers. System sounds and \
+        the custom sounds of ~/.config/sfx/serve.conf ([sounds] name = file) are preloaded; \
+        SIGHUP reads that file again; SIGTERM or Ctrl-C lets the sounds playing end and exits 0, \
+        removing the socket. --system is for kiosks: a socket path of your choice, 0660 and \
+        owned by --group, whose members may use it. Under systemd it takes the socket it is \
+        passed (socket activation).
+        """,
+        examples: ["sfx serve", "sfx serve --system --socket /run/sfx/sfx.sock --group audio", "systemctl --user enable --now sfx"],
+        positionals: [],
+        options: [socket, system, group, config, idle.spec] + OutputOptions.specs)
+
+    static let socket = OptionSpec.option("socket", value: "PATH", help: "Listen here (default $XDG_RUNTIME_DIR/sfx/sfx.sock; with --system, /run/sfx/sfx.sock).")
+    static let system = OptionSpec.flag("system", help: "System mode for kiosks: --socket anywhere, shared with --group.")
+    static let group = OptionSpec.option("group", value: "NAME", help: "With --system: members of this group may use the daemon (socket 0660).")
+    static let idle = IntegerOption(spec: .option("idle-timeout", value: "MS", help: "Close the device after this much silence, 0 to keep it open (default 100): the next sound reopens it and is in its first period, with no buffer of silence ahead."), range: 0...86_400_000)
+    static let config = OptionSpec.option("config", value: "FILE", help: "The sounds to preload (default $XDG_CONFIG_HOME/sfx/serve.conf).")
+
+    static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        let options = try OutputOptions(arguments)
+        let environment = ProcessInfo.processInfo.environment
+        let groupID = try arguments.value(group).map { try lookUpGroup($0) }
+        if groupID != nil, !arguments.flag(system) {
+            throw UsageError(message: "--group is for --system; a user's daemon serves that user alone", command: spec)
+        }
+        // Signals are taken by the loop's queue, not the default action: block them first, so
+        // that the engine's threads (started next) inherit the mask.
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        for signal in [SIGHUP, SIGTERM, SIGINT, SIGUSR2] { sigaddset(&mask, signal) }
+        pthread_sigmask(SIG_BLOCK, &mask, nil)
+        // A descriptor per client: take the whole hard limit (the soft one is often 1,024).
+        var files = rlimit()
+        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &files) == 0, files.rlim_cur < files.rlim_max {
+            files.rlim_cur = files.rlim_max
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &files)
+        }
+        let listening: ListeningSocket
+        do {
+            if let activated = ListeningSocket.activated(environment: environment) {
+                listening = activated
+            } else if arguments.flag(system) {
+                listening = try .system(path: arguments.value(socket) ?? "/run/sfx/sfx.sock", group: groupID)
+            } else if let path = arguments.value(socket) {
+                listening = try .system(path: path, group: nil)
+            } else {
+                listening = try .user(environment: environment)
+            }
+        } catch {
+            throw Failure(error.description)
+        }
+        let settings: UserSettings
+        let session: EngineSession
+        do {
+            settings = try CommandSettings.load(quiet: options.quiet)
+            let milliseconds = try idle.read(arguments) ?? 100
+            session = try EngineSession(options, settings: settings,
+                                        idleTimeout: milliseconds == 0 ? nil : .milliseconds(milliseconds))
+        } catch {
+            listening.close()
+            throw error
+        }
+        let configURL = arguments.value(config).map { URL(filePath: $0) } ?? ServeConfiguration.url(environment: environment)
+        let service = DaemonService(engine: session.engine, configurationURL: configURL,
+                                    hapticBackend: settings.hapticBackend?.rawValue ?? "auto")
+        for problem in service.preload() { printError("warning: \(problem)") }
+        session.engine.start()
+        let server = DaemonServer(socket: listening, service: service, policy: PeerPolicy(group: groupID))
+        let signals = SignalWatch(mask: mask) { signal in
+            if signal == SIGHUP {
+                for problem in service.reload() { printError("warning: \(problem)") }
+                if !options.quiet { printError("reloaded \(configURL.path)") }
+            } else {
+                server.stop()
+            }
+        }
+        if !options.quiet {
+            printError("serving on \(listening.path) (\(EngineSession.setup(session.engine.metrics)))")
+        }
+        server.run()
+        signals.stop()
+        // The sounds playing may end (2 s at most: a loop would never); then they fade out.
+        if !session.engine.waitUntilIdle(timeout: .seconds(2)) { try? session.engine.stopAll(fade: .milliseconds(30)) }
+        session.finish(played: false)
+        return 0
+    }
+
+    static func lookUpGroup(_ name: String) throws -> gid_t {
+        if let number = gid_t(name) { return number }
+        guard let entry = getgrnam(name) else {
+            throw Failure("no group named '\(name)'; create it (groupadd \(name)) or give another --group")
+        }
+        return entry.pointee.gr_gid
+    }
+}
+
+/// Waits for blocked signals on a thread of its own (sigwait) and hands each to `handler`;
+/// SIGUSR2, sent by `stop`, ends it.
+final class SignalWatch: @unchecked Sendable {
+    var mask: sigset_t
+    let handler: @Sendable (Int32) -> Void
+    private var thread: pthread_t?
+
+    init(mask: sigset_t, handler: @escaping @Sendable (Int32) -> Void) {
+        self.mask = mask
+        self.handler = handler
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        if pthread_create(&thread, nil, { raw in
+            let watch = Unmanaged<SignalWatch>.fromOpaque(raw!).takeRetainedValue()
+            while true {
+                var signal: Int32 = 0
+                guard sigwait(&watch.mask, &signal) == 0 else { continue }
+                if signal == SIGUSR2 { return nil }
+                watch.handler(signal)
+            }
+        }, context) == 0 {
+            self.thread = thread
+        } else {
+            Unmanaged<SignalWatch>.fromOpaque(context).release()
+        }
+    }
+
+    /// Ends the watching thread.
+    func stop() {
+        guard let thread else { return }
+        pthread_kill(thread, SIGUSR2)
+        pthread_join(thread, nil)
+        self.thread = nil
+    }
+}

@@ -1,0 +1,89 @@
+import CSFXProtocol
+import Glibc
+
+/// A connection to the daemon, as the `sfx` command uses it: one request, one reply, in order.
+///
+///     guard let client = DaemonClient.connect() else { /* no daemon: play in-process */ }
+///     let reply = try client.request(.play, ["name": "tock"])
+public final class DaemonClient {
+    /// The answer to one request.
+    public struct Reply: Sendable {
+        public var kind: ReplyKind
+        public var id: UInt32
+        public var payload: [UInt8]
+        public var text: String { String(decoding: payload, as: UTF8.self) }
+        public var fields: Fields { Fields(payload: payload) ?? Fields() }
+    }
+
+    /// What went wrong talking to the daemon.
+    public enum Failure: Error, Sendable, CustomStringConvertible {
+        /// No socket path ($XDG_RUNTIME_DIR unset and no --socket): no daemon for this user.
+        case noSocketPath
+        /// Nothing listens there (connect failed with this errno), or the daemon is another user's.
+        case unreachable(path: String, errno: Int32)
+        /// The daemon went away, or did not answer in time, before it replied.
+        case noReply(errno: Int32)
+
+        public var description: String {
+            switch self {
+            case .noSocketPath:
+                return "no daemon socket: XDG_RUNTIME_DIR is not set; start `sfx serve` in a session that sets it, or give --socket PATH"
+            case .unreachable(let path, let code) where code == EPERM:
+                return "the socket \(path) belongs to a daemon of another user; start your own with `sfx serve`"
+            case .unreachable(let path, let code):
+                return "no daemon answers at \(path) (\(String(cString: strerror(code)))); start it with `sfx serve` (or `systemctl --user start sfx`)"
+            case .noReply(let code):
+                return "the daemon did not reply (\(String(cString: strerror(code)))); see `sfx status`, or add --no-daemon"
+            }
+        }
+    }
+
+    public let path: String
+    private let socket: Int32
+    private var nextID: UInt32 = 1
+    /// How long to wait for a reply, in milliseconds.
+    public var timeoutMilliseconds: Int32 = 10_000
+
+    private init(path: String, socket: Int32) {
+        self.path = path
+        self.socket = socket
+    }
+
+    deinit { close(socket) }
+
+    /// The socket path: `explicit` when given, else $SFX_SOCKET, else
+    /// $XDG_RUNTIME_DIR/sfx/sfx.sock; `named` is true for the first two.
+    public static func socketPath(explicit: String? = nil) -> (path: String, named: Bool)? {
+        if let explicit { return (explicit, true) }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let named = sfx_socket_path(&buffer, buffer.count)
+        guard named >= 0 else { return nil }
+        return (String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), named == 1)
+    }
+
+    /// Connects. At the user's own socket the daemon must be this user's or root's; a socket
+    /// named on purpose (--socket, $SFX_SOCKET) may be a system daemon's of its own user.
+    public static func connect(path explicit: String? = nil) throws(Failure) -> DaemonClient {
+        guard let (path, named) = socketPath(explicit: explicit) else { throw .noSocketPath }
+        let fd = sfx_client_connect(path, named ? 1 : 0)
+        guard fd >= 0 else { throw .unreachable(path: path, errno: -fd) }
+        return DaemonClient(path: path, socket: fd)
+    }
+
+    /// Sends one request (with `file` attached as a descriptor when given) and waits for its reply.
+    public func request(_ kind: RequestKind, _ fields: Fields = Fields(), file: Int32? = nil) throws(Failure) -> Reply {
+        let id = nextID
+        nextID &+= 1
+        let payload = fields.payload
+        let sent = payload.withUnsafeBytes { sfx_send_frame(socket, kind.rawValue, id, $0.baseAddress, payload.count, file ?? -1) }
+        var header = sfx_frame_header()
+        var buffer = [CChar](repeating: 0, count: Frame.maximumSize)
+        // A daemon that refused this peer closed the connection after saying why: read that.
+        let received = sfx_receive_reply(socket, sent == 0 ? timeoutMilliseconds : 100, &header, &buffer, buffer.count)
+        guard sent == 0 || received == 0 && header.type == ReplyKind.error.rawValue else { throw .noReply(errno: -sent) }
+        guard received == 0 else { throw .noReply(errno: -received) }
+        let bytes = buffer.prefix(Int(min(header.length, UInt32(buffer.count - 1)))).map { UInt8(bitPattern: $0) }
+        guard let kind = ReplyKind(rawValue: header.type) else { throw .noReply(errno: EPROTO) }
+        return Reply(kind: kind, id: header.id, payload: bytes)
+    }
+}

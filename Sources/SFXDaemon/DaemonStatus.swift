@@ -1,0 +1,103 @@
+import Foundation
+import SFX
+
+/// What `sfx status` shows, from the daemon or from an engine opened in-process.
+public struct DaemonStatus: Codable, Sendable, Equatable {
+    /// Whether a daemon answered (false: the command opened an engine of its own to look).
+    public var daemon: Bool
+    public var pid: Int32?
+    public var socket: String?
+    public var device: String
+    public var format: String
+    public var sampleRate: Int
+    public var channels: Int
+    public var periodFrames: Int
+    public var bufferFrames: Int
+    public var latencyMilliseconds: Double
+    public var xruns: Int
+    public var activeVoices: Int
+    /// System sounds and custom sounds loaded now.
+    public var systemSoundsLoaded: Int
+    public var customSoundsLoaded: Int
+    public var customSounds: [String]
+    public var muted: Bool
+    /// Why muted ("sfx's mute flag is on", "the output's Master switch is off"…); empty when not.
+    public var muteSources: [String]
+    public var muteFlag: Bool
+    /// The configured haptic backend ("auto" when sfx picks the first available).
+    public var hapticBackend: String
+    /// Whether the output thread runs under SCHED_FIFO; nil before it first tried.
+    public var schedFIFO: Bool?
+    /// Seconds since the daemon started; nil in-process.
+    public var uptimeSeconds: Double?
+    public var clients: Int?
+
+    public init(engine: SoundEngine, daemon: Bool, systemSoundsLoaded: Int, customSounds: [String],
+                hapticBackend: String, started: Double? = nil, socket: String? = nil, clients: Int? = nil) {
+        let metrics = engine.metrics
+        let p = metrics.parameters
+        let mute = engine.muteState()
+        self.daemon = daemon
+        pid = daemon ? getpid() : nil
+        self.socket = socket
+        device = p.device
+        format = p.format.rawValue
+        sampleRate = p.sampleRate
+        channels = p.channels
+        periodFrames = p.periodFrames
+        bufferFrames = p.bufferFrames
+        latencyMilliseconds = (metrics.latencyEstimate.seconds * 1000 * 100).rounded() / 100
+        xruns = metrics.xruns
+        activeVoices = metrics.activeVoices
+        self.systemSoundsLoaded = systemSoundsLoaded
+        customSoundsLoaded = customSounds.count
+        self.customSounds = customSounds.sorted()
+        muted = mute.isMuted
+        muteSources = mute.reasons.map(\.description)
+        muteFlag = engine.configuration.muteFlag.isMuted
+        self.hapticBackend = hapticBackend
+        schedFIFO = metrics.realtimeGranted
+        uptimeSeconds = started.map { ((DaemonStatus.now() - $0) * 10).rounded() / 10 }
+        self.clients = clients
+    }
+
+    /// The lines `sfx status` prints.
+    public var text: String {
+        var lines: [String] = []
+        if daemon {
+            lines.append("daemon: running (pid \(pid.map(String.init) ?? "?"), \(socket ?? "?"), up \(Self.duration(uptimeSeconds ?? 0)), \(clients ?? 0) clients)")
+        } else {
+            lines.append("daemon: not running (this engine was opened in-process to look)")
+        }
+        let periods = periodFrames > 0 ? bufferFrames / periodFrames : 0
+        lines.append("device: \(device)")
+        lines.append("format: \(format) \(sampleRate) Hz \(channels) ch, period \(periodFrames) × \(periods) = buffer \(bufferFrames) frames")
+        lines.append("latency: ≤ \(String(format: "%.2f", latencyMilliseconds)) ms")
+        lines.append("xruns: \(xruns)")
+        lines.append("voices active: \(activeVoices)")
+        lines.append("sounds loaded: \(systemSoundsLoaded) system, \(customSoundsLoaded) custom\(customSounds.isEmpty ? "" : " (" + customSounds.joined(separator: ", ") + ")")")
+        lines.append("mute: " + (muted ? "muted — " + muteSources.joined(separator: "; ") : "not muted") + " (sfx's flag \(muteFlag ? "on" : "off"))")
+        lines.append("haptics: \(hapticBackend)")
+        lines.append("SCHED_FIFO: " + (schedFIFO.map { $0 ? "granted" : "refused (normal priority)" } ?? "not tried yet"))
+        return lines.joined(separator: "\n")
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        let s = Int(seconds)
+        return s >= 3600 ? "\(s / 3600) h \(s % 3600 / 60) min" : s >= 60 ? "\(s / 60) min \(s % 60) s" : "\(s) s"
+    }
+
+    /// CLOCK_MONOTONIC in seconds.
+    public static func now() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) * 1e-9
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        let (s, attoseconds) = components
+        return Double(s) + Double(attoseconds) * 1e-18
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import Glibc
+import XCTest
+
+/// The daemon owns the vibrator: an alert or a vibration from any client goes through its
+/// haptic backend, and an alert vibrates instead when muted.
+final class DaemonAlertTests: DaemonTestCase {
+    func testAlertFromAClientVibratesThroughTheDaemonWhenMuted() throws {
+        let log = scratch.appending(path: "buzz.log")
+        let buzz = scratch.appending(path: "buzz")
+        try Data("#!/bin/sh\necho \"$SFX_VIBRATE_PATTERN\" >> '\(log.path)'\n".utf8).write(to: buzz)
+        chmod(buzz.path, 0o755)
+        let config = scratch.appending(path: "config/sfx")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try Data("[haptics]\nbackend = command\ncommand = \(buzz.path)\n".utf8).write(to: config.appending(path: "sfx.conf"))
+        try startDaemon()
+        // Not muted: it plays.
+        let heard = try run(["alert", "--daemon", "bell"])
+        XCTAssertEqual(heard.status, 0, heard.stderr)
+        XCTAssertTrue(heard.stdout.hasPrefix("played"), heard.stdout)
+        // Muted through the daemon: it vibrates instead, with the daemon's backend.
+        XCTAssertEqual(try run(["mute", "on", "--daemon", "-q"]).status, 0)
+        let muted = try run(["alert", "--daemon", "bell"])
+        XCTAssertEqual(muted.status, 0, muted.stderr)
+        XCTAssertTrue(muted.stdout.contains("not played") && muted.stdout.contains("vibrated"), muted.stdout)
+        let vibrate = try run(["vibrate", "--daemon", "--pattern", "30,20,30"])
+        XCTAssertEqual(vibrate.status, 0, vibrate.stderr)
+        for _ in 0..<100 where ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").count < 2 { usleep(50_000) }
+        let buzzes = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(buzzes.count, 2, "\(buzzes)")
+        XCTAssertEqual(buzzes.last, "30,20,30")
+        let status = try run(["status", "--json", "--daemon"])
+        XCTAssertTrue(status.stdout.contains("\"muteFlag\":true") && status.stdout.contains("\"hapticBackend\":\"command\""), status.stdout)
+        XCTAssertEqual(stopDaemon(), 0)
+    }
+}
