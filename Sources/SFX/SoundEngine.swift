@@ -471,7 +471,8 @@ public final class SoundEngine: @unchecked Sendable {
     /// Returns whether everything finished.
     @discardableResult
     public func waitUntilIdle(timeout: Duration = .seconds(60)) -> Bool {
-        delivery.waitUntilNoVoices(timeout: timeout)
+        start()   // with `deferredStart`, nothing would ever end before the stream starts
+        return delivery.waitUntilNoVoices(timeout: timeout)
     }
 
     // MARK: Helpers

@@ -77,7 +77,7 @@ public enum Upload {
             throw .file(MediaError(.failed(detail: "\(error)"), subject: file.path))
         }
         let delegate = ProgressDelegate(progress)
-        let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
+        let session = URLSession(configuration: .keepingNothing, delegate: delegate, delegateQueue: nil)
         defer { session.finishTasksAndInvalidate() }
         let result: Result<(Data, HTTPURLResponse), UploadError> = await withCheckedContinuation { continuation in
             let task = session.uploadTask(with: request, fromFile: bodyFile) { data, response, error in

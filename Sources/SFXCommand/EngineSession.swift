@@ -11,7 +11,9 @@ struct EngineSession {
     let options: OutputOptions
 
     /// `idleTimeout`: close the device after this much silence (the daemon; nil keeps it open).
-    init(_ options: OutputOptions, settings: UserSettings, idleTimeout: Duration? = nil) throws {
+    /// With `deferStart`, the stream starts once the sounds are queued (`finish`, or the engine's
+    /// `start`), for a command that plays and exits; otherwise at once.
+    init(_ options: OutputOptions, settings: UserSettings, idleTimeout: Duration? = nil, deferStart: Bool = false) throws {
         self.options = options
         var configuration = SoundEngine.Configuration()
         settings.apply(to: &configuration)
@@ -35,10 +37,10 @@ struct EngineSession {
         if let rate = options.sampleRate { configuration.output.sampleRate = rate }
         if let frames = options.periodFrames ?? kind.periodFrames { configuration.output.periodFrames = frames }
         if let count = options.periodCount ?? kind.periodCount { configuration.output.periodCount = count }
-        // The stream starts once the sounds are queued (`finish`, or `start` for a session that
-        // stays open), so the first period written holds them: no buffer of silence first.
-        // --verbose reports the thread's priority, so it starts at once there.
-        configuration.deferredStart = !options.verbose
+        // A command that plays and exits starts the stream once its sounds are queued (`finish`),
+        // so the first period written holds them: no buffer of silence first. --verbose reports
+        // the thread's priority, so it starts at once there.
+        configuration.deferredStart = deferStart && !options.verbose
         configuration.idleTimeout = idleTimeout
         do {
             engine = try SoundEngine(configuration: configuration)

@@ -48,9 +48,8 @@ public final class HTTPDownload: @unchecked Sendable {
             throw DownloadError(url: url, reason: .unsupported("only http:// and https:// URLs can be streamed"))
         }
         descriptor = try HTTPDownload.privateFile(url: url)
-        let configuration = URLSessionConfiguration.ephemeral
+        let configuration = URLSessionConfiguration.keepingNothing
         configuration.timeoutIntervalForRequest = stallTimeout
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         let delegate = Delegate()
         let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
         self.session = session

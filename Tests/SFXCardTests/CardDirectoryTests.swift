@@ -87,7 +87,8 @@ final class CardDirectoryTests: XCTestCase {
             XCTAssertTrue(made.lastPathComponent.hasPrefix("sfx-card-"), made.path)
             XCTAssertEqual(mode(made), 0o700)
         }
-        XCTAssertThrowsError(try CardDirectory.forUser(environment: ["XDG_RUNTIME_DIR": "relative/path", "TMPDIR": "/nonexistent"]),
+        let missing = scratch.appending(path: "no-such-directory").path
+        XCTAssertThrowsError(try CardDirectory.forUser(environment: ["XDG_RUNTIME_DIR": "relative/path", "TMPDIR": missing]),
                              "a relative XDG_RUNTIME_DIR is ignored; the temporary directory is then required")
     }
 

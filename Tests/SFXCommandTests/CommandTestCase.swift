@@ -54,7 +54,9 @@ class CommandTestCase: XCTestCase {
     func environment(_ extra: [String: String?] = [:]) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_DATA_DIRS"] = "/usr/share"
-        environment["XDG_DATA_HOME"] = "/nonexistent"
+        // Absent, so there are no user sounds; inside the scratch, because FoundationNetworking
+        // creates a directory there when a command fetches a URL.
+        environment["XDG_DATA_HOME"] = scratch.appending(path: "no-data-home").path
         environment["XDG_STATE_HOME"] = scratch.appending(path: "state").path
         environment["XDG_CONFIG_HOME"] = scratch.appending(path: "config").path
         environment["ALSA_CONFIG_PATH"] = nil

@@ -20,8 +20,9 @@ final class PlayerCommandTests: CommandTestCase {
     /// Runs `command` in a shell on a pseudo-terminal; `keys` are typed after `delay` seconds.
     func onTerminal(_ command: String, keys: String? = nil, delay: Double = 1.5) throws -> (status: Int32, output: String) {
         let process = Process()
-        process.executableURL = URL(filePath: "/usr/bin/script")
-        process.arguments = ["-qec", command, "/dev/null"]
+        // A hang fails the test (status 124) instead of the whole run.
+        process.executableURL = URL(filePath: "/usr/bin/timeout")
+        process.arguments = ["-k", "5", "120", "/usr/bin/script", "-qec", command, "/dev/null"]
         process.environment = environment(["TERM": "xterm", "COLUMNS": "100"])
         let input = Pipe(), output = Pipe()
         process.standardInput = input
