@@ -80,6 +80,11 @@ final class OutputThread: @unchecked Sendable {
     /// Rewinds done, and the frames they took back.
     let rewinds = Atomic<Int>(0)
     let rewoundFrames = Atomic<Int>(0)
+    /// The device pointer's granularity in frames, measured at the last probe (0 before).
+    let pointerGranularity = Atomic<Int>(0)
+    /// The device's pointer moves per period: it is (re)opened with `RewindMode.coarseRequest`.
+    /// Output thread only.
+    var coarsePointer = false
     /// The mixer frame at which the last commands started by rewinding were applied.
     let lastPlacement = Atomic<Int>(-1)
     /// Whether producers must wake the thread (`kick`) for each command.
@@ -228,6 +233,13 @@ final class OutputThread: @unchecked Sendable {
                     reopen(announce: false)
                     // Said once the classic device is open: the engine waits for this verdict.
                     rewindState.store(Self.code(why), ordering: .releasing)
+                case .coarsePointer:
+                    // Found at the probe, right after the device opened: reopen it with small periods.
+                    coarsePointer = true
+                    device.drop()
+                    device.close()
+                    self.device = nil
+                    reopen(announce: false)
                 }
             } else {
                 playByClock(for: retryDelay)
@@ -237,7 +249,7 @@ final class OutputThread: @unchecked Sendable {
         device = nil
     }
 
-    enum Ending { case stopRequested, lost(Int32), idle, timeUp, fallBack(RewindRefusal) }
+    enum Ending { case stopRequested, lost(Int32), idle, timeUp, fallBack(RewindRefusal), coarsePointer }
 
     private static func code(_ refusal: RewindRefusal) -> Int {
         switch refusal {
@@ -461,7 +473,8 @@ final class OutputThread: @unchecked Sendable {
     @discardableResult
     private func reopen(announce: Bool) -> Bool {
         guard !stopRequested.load(ordering: .acquiring) else { return false }
-        var request = rewindEnabled ? RewindMode.request(for: settings.request) : settings.request
+        var request = !rewindEnabled ? settings.request
+            : coarsePointer ? RewindMode.coarseRequest(for: settings.request) : RewindMode.request(for: settings.request)
         request.sampleRate = parameters.sampleRate
         request.channels = parameters.channels
         guard let reopened = try? settings.devices.open(request) else { return false }
