@@ -19,12 +19,12 @@ import SFXDevice
 /// stop or a fade is heard a millisecond after it is asked for too.
 ///
 /// Right after the buffer is first filled, the loop measures how coarsely the device's pointer
-/// moves (`measureGranularity`; a pointer coarser than `RewindMode.coarsePeriodSeconds` ends the
-/// loop with `.coarsePointer`, and the device is reopened with small periods). Then the first
-/// rewind, a probe, checks that the device
+/// moves (`measureGranularity`). Then the first rewind, a probe, checks that the device
 /// rewinds at all (`rewindable` > 0) and that its delay dropped by what was rewound (a device
 /// that answers a rewind and plays everything written anyway is not rewound again); otherwise
-/// the loop ends with `.fallBack` and the engine reopens the device for the classic path.
+/// the loop ends with `.fallBack` and the engine reopens the device for the classic path. A
+/// device that rewinds with a pointer coarser than `RewindMode.coarsePeriodSeconds` ends the loop
+/// with `.coarsePointer`: it is reopened with small periods, and measured and probed again.
 extension OutputThread {
     func rewindLoop<Device: PlaybackDevice>(_ device: Device, history: RewindHistory) -> Ending {
         setPriority(realtime: true)
@@ -32,6 +32,7 @@ extension OutputThread {
         let bufferFrames = device.parameters.bufferFrames
         let guardFrames = RewindMode.guardFrames(sampleRate: device.parameters.sampleRate)
         var granularity = device.parameters.periodFrames
+        var measured = false
         let opened = monotonicSeconds()
         let wellPlayedFrames = Int(Double(device.parameters.sampleRate) * FailurePolicy.wellPlayedSeconds)
         var written = 0
@@ -99,11 +100,10 @@ extension OutputThread {
             // The probe, as soon as the buffer is first full: the engine waits for its verdict
             // before it hands itself out (`waitForRewindVerdict`).
             if !verified, written >= bufferFrames {
-                granularity = measureGranularity(device)
-                pointerGranularity.store(granularity, ordering: .releasing)
-                if RewindMode.wantsSmallerPeriods(granularity: granularity, periodFrames: period,
-                                                  sampleRate: device.parameters.sampleRate) {
-                    return .coarsePointer
+                if !measured {
+                    granularity = measureGranularity(device)
+                    pointerGranularity.store(granularity, ordering: .releasing)
+                    measured = true
                 }
                 switch startByRewinding(device, history, guardFrames: guardFrames, granularity: granularity, probe: true) {
                 case .refused(let why): return .fallBack(why)
@@ -111,6 +111,12 @@ extension OutputThread {
                     if let ending = failRewinding(device, code, &streak, opened: opened, history) { return ending }
                     continue
                 case .rewound:
+                    // A device that rewinds, with a coarse pointer: reopened with small periods
+                    // (and probed again) before the engine is told rewind mode is on.
+                    if RewindMode.wantsSmallerPeriods(granularity: granularity, periodFrames: period,
+                                                      sampleRate: device.parameters.sampleRate) {
+                        return .coarsePointer
+                    }
                     verified = true
                     rewindState.store(RewindCode.active, ordering: .releasing)
                 case .notNow: break
@@ -234,9 +240,10 @@ extension OutputThread {
         var pause = timespec(tv_sec: 0, tv_nsec: Int(interval * 1e9))
         var last = device.available()
         var lastTime = monotonicSeconds()
+        if last < 0 { return parameters.periodFrames }
         var largestStep = 0
         var largestExcess = 0.0
-        for _ in 0..<samples where last >= 0 {
+        for _ in 0..<samples {
             nanosleep(&pause, nil)
             let now = device.available()
             let time = monotonicSeconds()
