@@ -87,6 +87,9 @@ final class OutputThread: @unchecked Sendable {
     var coarsePointer = false
     /// The mixer frame at which the last commands started by rewinding were applied.
     let lastPlacement = Atomic<Int>(-1)
+    /// The mixer frame the device now open started at (its frame 0): a device reopened after the
+    /// probe found a coarse pointer starts where the mixer was then.
+    let deviceStartFrame = Atomic<Int>(0)
     /// Whether producers must wake the thread (`kick`) for each command.
     let wantsKicks = Atomic<Bool>(false)
     /// The read end of a pipe a command makes readable (`kick`), polled with the device in
@@ -262,6 +265,7 @@ final class OutputThread: @unchecked Sendable {
     /// Runs the real-time loop on `device`, specialised for the devices sfx has: rewind mode's
     /// while it is on and the device says it may rewind, the classic loop otherwise.
     private func play(_ device: any PlaybackDevice) -> Ending {
+        deviceStartFrame.store(mixer.frameTime, ordering: .releasing)
         if rewindEnabled, !device.canRewind {
             // A device that says it cannot rewind plays on the classic path as it was opened.
             rewindEnabled = false
