@@ -80,8 +80,16 @@ final class OutputThread: @unchecked Sendable {
     /// Rewinds done, and the frames they took back.
     let rewinds = Atomic<Int>(0)
     let rewoundFrames = Atomic<Int>(0)
+    /// The device pointer's granularity in frames, measured at the last probe (0 before).
+    let pointerGranularity = Atomic<Int>(0)
+    /// The device's pointer moves per period: it is (re)opened with `RewindMode.coarseRequest`.
+    /// Output thread only.
+    var coarsePointer = false
     /// The mixer frame at which the last commands started by rewinding were applied.
     let lastPlacement = Atomic<Int>(-1)
+    /// The mixer frame the device now open started at (its frame 0): a device reopened after the
+    /// probe found a coarse pointer starts where the mixer was then.
+    let deviceStartFrame = Atomic<Int>(0)
     /// Whether producers must wake the thread (`kick`) for each command.
     let wantsKicks = Atomic<Bool>(false)
     /// The read end of a pipe a command makes readable (`kick`), polled with the device in
@@ -228,6 +236,13 @@ final class OutputThread: @unchecked Sendable {
                     reopen(announce: false)
                     // Said once the classic device is open: the engine waits for this verdict.
                     rewindState.store(Self.code(why), ordering: .releasing)
+                case .coarsePointer:
+                    // Found at the probe, right after the device opened: reopen it with small periods.
+                    coarsePointer = true
+                    device.drop()
+                    device.close()
+                    self.device = nil
+                    reopen(announce: false)
                 }
             } else {
                 playByClock(for: retryDelay)
@@ -237,7 +252,7 @@ final class OutputThread: @unchecked Sendable {
         device = nil
     }
 
-    enum Ending { case stopRequested, lost(Int32), idle, timeUp, fallBack(RewindRefusal) }
+    enum Ending { case stopRequested, lost(Int32), idle, timeUp, fallBack(RewindRefusal), coarsePointer }
 
     private static func code(_ refusal: RewindRefusal) -> Int {
         switch refusal {
@@ -250,6 +265,7 @@ final class OutputThread: @unchecked Sendable {
     /// Runs the real-time loop on `device`, specialised for the devices sfx has: rewind mode's
     /// while it is on and the device says it may rewind, the classic loop otherwise.
     private func play(_ device: any PlaybackDevice) -> Ending {
+        deviceStartFrame.store(mixer.frameTime, ordering: .releasing)
         if rewindEnabled, !device.canRewind {
             // A device that says it cannot rewind plays on the classic path as it was opened.
             rewindEnabled = false
@@ -461,7 +477,8 @@ final class OutputThread: @unchecked Sendable {
     @discardableResult
     private func reopen(announce: Bool) -> Bool {
         guard !stopRequested.load(ordering: .acquiring) else { return false }
-        var request = rewindEnabled ? RewindMode.request(for: settings.request) : settings.request
+        var request = !rewindEnabled ? settings.request
+            : coarsePointer ? RewindMode.coarseRequest(for: settings.request) : RewindMode.request(for: settings.request)
         request.sampleRate = parameters.sampleRate
         request.channels = parameters.channels
         guard let reopened = try? settings.devices.open(request) else { return false }

@@ -18,16 +18,21 @@ import SFXDevice
 /// one path for every command keeps the order of commands the order of their effects, and a
 /// stop or a fade is heard a millisecond after it is asked for too.
 ///
-/// The first rewind, a probe right after the buffer is first filled, checks that the device
+/// Right after the buffer is first filled, the loop measures how coarsely the device's pointer
+/// moves (`measureGranularity`). Then the first rewind, a probe, checks that the device
 /// rewinds at all (`rewindable` > 0) and that its delay dropped by what was rewound (a device
 /// that answers a rewind and plays everything written anyway is not rewound again); otherwise
-/// the loop ends with `.fallBack` and the engine reopens the device for the classic path.
+/// the loop ends with `.fallBack` and the engine reopens the device for the classic path. A
+/// device that rewinds with a pointer coarser than `RewindMode.coarsePeriodSeconds` ends the loop
+/// with `.coarsePointer`: it is reopened with small periods, and measured and probed again.
 extension OutputThread {
     func rewindLoop<Device: PlaybackDevice>(_ device: Device, history: RewindHistory) -> Ending {
         setPriority(realtime: true)
         let period = device.parameters.periodFrames
         let bufferFrames = device.parameters.bufferFrames
         let guardFrames = RewindMode.guardFrames(sampleRate: device.parameters.sampleRate)
+        var granularity = device.parameters.periodFrames
+        var measured = false
         let opened = monotonicSeconds()
         let wellPlayedFrames = Int(Double(device.parameters.sampleRate) * FailurePolicy.wellPlayedSeconds)
         var written = 0
@@ -60,7 +65,7 @@ extension OutputThread {
             }
             var hadCommands = false
             if verified, commands.count > 0 {
-                switch startByRewinding(device, history, guardFrames: guardFrames, probe: false) {
+                switch startByRewinding(device, history, guardFrames: guardFrames, granularity: granularity, probe: false) {
                 case .refused(let why): return .fallBack(why)
                 case .failed(let code):
                     if let ending = failRewinding(device, code, &streak, opened: opened, history) { return ending }
@@ -95,12 +100,23 @@ extension OutputThread {
             // The probe, as soon as the buffer is first full: the engine waits for its verdict
             // before it hands itself out (`waitForRewindVerdict`).
             if !verified, written >= bufferFrames {
-                switch startByRewinding(device, history, guardFrames: guardFrames, probe: true) {
+                if !measured {
+                    granularity = measureGranularity(device)
+                    pointerGranularity.store(granularity, ordering: .releasing)
+                    measured = true
+                }
+                switch startByRewinding(device, history, guardFrames: guardFrames, granularity: granularity, probe: true) {
                 case .refused(let why): return .fallBack(why)
                 case .failed(let code):
                     if let ending = failRewinding(device, code, &streak, opened: opened, history) { return ending }
                     continue
                 case .rewound:
+                    // A device that rewinds, with a coarse pointer: reopened with small periods
+                    // (and probed again) before the engine is told rewind mode is on.
+                    if RewindMode.wantsSmallerPeriods(granularity: granularity, periodFrames: period,
+                                                      sampleRate: device.parameters.sampleRate) {
+                        return .coarsePointer
+                    }
                     verified = true
                     rewindState.store(RewindCode.active, ordering: .releasing)
                 case .notNow: break
@@ -118,34 +134,49 @@ extension OutputThread {
     }
 
     /// Takes the queued commands and starts them as near the DAC as the device allows: rewinds
-    /// to `guardFrames` ahead of it (never before the last command applied), restores the mixer
-    /// there, applies the commands and writes again up to where the buffer ended. A `probe`
-    /// applies nothing: it only checks that the device rewinds. `.notNow` leaves the commands to
-    /// the next period written (nothing rewindable now, or no snapshot that old).
-    func startByRewinding<Device: PlaybackDevice>(_ device: Device, _ history: RewindHistory,
-                                                  guardFrames: Int, probe: Bool) -> RewindOutcome {
+    /// to `guardFrames` ahead of where the DAC may be (`rewindPoint`; never before the last
+    /// command applied), restores the mixer there, applies the commands and writes again up to
+    /// where the buffer ended. A `probe` applies nothing: it only checks that the device
+    /// rewinds. `.notNow` leaves the commands to the next period written (nothing rewindable
+    /// now, or no snapshot that old).
+    ///
+    /// The time between reading the position and writing the first frame again is what the
+    /// guard must cover, so the costly part comes first: the snapshot is restored and rendered
+    /// (silently) up to the rewind point while the device still holds every frame; then the
+    /// position is read again, the device rewound to it, and the frames nearest the DAC are
+    /// written first, in chunks that double.
+    func startByRewinding<Device: PlaybackDevice>(_ device: Device, _ history: RewindHistory, guardFrames: Int,
+                                                  granularity: Int, probe: Bool) -> RewindOutcome {
         let end = mixer.frameTime
-        let delayBefore = device.delay()
-        if delayBefore < 0 { return .failed(Int32(delayBefore)) }
-        let rewindable = device.rewindable()
-        if rewindable < 0 { return probe ? .refused(.failed(errno: Int32(-rewindable))) : .notNow }
-        if rewindable == 0 { return probe ? .refused(.nothingRewindable) : .notNow }
-        let target = max(end - (min(rewindable, delayBefore) - guardFrames), lastCommandFrame)
-        guard target < end, let snapshot = history.latest(atOrBefore: target),
+        let first = rewindPoint(device, end: end, guardFrames: guardFrames, granularity: granularity)
+        if first.delay < 0 { return .failed(Int32(first.delay)) }
+        if first.rewindable < 0 { return probe ? .refused(.failed(errno: Int32(-first.rewindable))) : .notNow }
+        if first.rewindable == 0 { return probe ? .refused(.nothingRewindable) : .notNow }
+        guard first.target < end, let snapshot = history.latest(atOrBefore: first.target),
               history.frame(of: snapshot) >= lastCommandFrame else { return .notNow }
         if !probe, !hasRoomForCommands(history) {
             heldCommandPeriods.wrappingAdd(1, ordering: .relaxed)
             return .notNow
         }
+        history.restore(snapshot, into: mixer)
+        renderSilently(upTo: first.target, history)
+        // The DAC went on while that ran: the position again, and the rewind point moves on
+        // with it (never back).
+        let point = rewindPoint(device, end: end, guardFrames: guardFrames, granularity: granularity)
+        if point.delay < 0 { return .failed(Int32(point.delay)) }
+        guard point.rewindable > 0, point.target < end else { return putBack(end, history, .notNow) }
+        let target = max(first.target, point.target)
+        renderSilently(upTo: target, history)
         let rewound = device.rewind(end - target)
-        if rewound < 0 { return probe ? .refused(.failed(errno: Int32(-rewound))) : .failed(Int32(rewound)) }
-        if rewound == 0 { return .notNow }
+        if rewound < 0 {
+            return putBack(end, history, probe ? .refused(.failed(errno: Int32(-rewound))) : .failed(Int32(rewound)))
+        }
+        if rewound == 0 { return putBack(end, history, .notNow) }
         let delayAfter = device.delay()
         if delayAfter < 0 { return .failed(Int32(delayAfter)) }
         // The DAC only moves on: an honest rewind of n frames drops the delay by n or more.
-        if delayBefore - delayAfter < rewound - rewound / 4 { return .refused(.ignored) }
+        if point.delay - delayAfter < rewound - rewound / 4 { return putBack(end, history, .refused(.ignored)) }
         let from = end - rewound
-        history.restore(snapshot, into: mixer)
         renderSilently(upTo: from, history)
         if !probe {
             _ = takeCommandsRewinding(history)
@@ -154,17 +185,76 @@ extension OutputThread {
             history.save(mixer)
         }
         var done = from
+        var chunk = RewindMode.firstChunkFrames(guardFrames: guardFrames)
         while done < end {
-            let frames = min(end - done, scratchFrames)
+            let frames = min(end - done, scratchFrames, chunk)
             mixer.render(into: scratch, frameCount: frames)
             postEvents(history)
             let result = device.write(scratch, frames: frames)
             if result < 0 { return .failed(Int32(result)) }
             done += frames
+            chunk = max(chunk, done - from)
         }
         rewinds.wrappingAdd(1, ordering: .relaxed)
         rewoundFrames.wrappingAdd(rewound, ordering: .relaxed)
         return .rewound
+    }
+
+    /// Where a rewind may go back to (`target`), with the position it was read from. The
+    /// device's pointer (`end - rewindable`, read fresh) may lag the DAC by up to `granularity`
+    /// frames, and its delay says where the DAC is as far as the device knows: the rewind point
+    /// is the guard past the later of pointer + granularity and the DAC by the delay, and never
+    /// before the last command applied. Negative `delay` or `rewindable`: that call failed.
+    private func rewindPoint<Device: PlaybackDevice>(_ device: Device, end: Int, guardFrames: Int,
+                                                     granularity: Int) -> (target: Int, delay: Int, rewindable: Int) {
+        let available = device.available()   // a fresh pointer for `rewindable`
+        if available < 0 { return (end, available, 0) }
+        let delay = device.delay()
+        if delay < 0 { return (end, delay, 0) }
+        let rewindable = device.rewindable()
+        if rewindable <= 0 { return (end, delay, rewindable) }
+        let clear = min(rewindable - granularity, delay) - guardFrames
+        return (max(end - clear, lastCommandFrame), delay, rewindable)
+    }
+
+    /// After the mixer was restored for a rewind that did not happen: renders (silently) back up
+    /// to `end`, the frames the device still holds, and returns `outcome`.
+    private func putBack(_ end: Int, _ history: RewindHistory, _ outcome: RewindOutcome) -> RewindOutcome {
+        renderSilently(upTo: end, history)
+        return outcome
+    }
+
+    /// How coarsely the device's pointer moves, in frames: samples `available` 48 times over
+    /// 1.25 periods (the buffer is full, so nothing runs dry; at least one period passes, so a
+    /// pointer that moves per period moves once at least) and compares each step with the
+    /// frames the clock says passed. A pointer that follows the DAC steps by about that much
+    /// (within 2 frames: rounding and the read of the clock): granularity 1. Otherwise it moves
+    /// in jumps, and the largest step seen is the granularity (a late sample that spans two
+    /// jumps only overstates it, which costs latency, not frames). A device that says its
+    /// position moves in batches counts as a period at least.
+    func measureGranularity<Device: PlaybackDevice>(_ device: Device) -> Int {
+        let parameters = device.parameters
+        let rate = Double(parameters.sampleRate)
+        let samples = 48
+        let interval = 1.25 * Double(parameters.periodFrames) / rate / Double(samples)
+        var pause = timespec(tv_sec: 0, tv_nsec: Int(interval * 1e9))
+        var last = device.available()
+        var lastTime = monotonicSeconds()
+        if last < 0 { return parameters.periodFrames }
+        var largestStep = 0
+        var largestExcess = 0.0
+        for _ in 0..<samples {
+            nanosleep(&pause, nil)
+            let now = device.available()
+            let time = monotonicSeconds()
+            if now < 0 { break }
+            largestStep = max(largestStep, now - last)
+            largestExcess = max(largestExcess, Double(now - last) - (time - lastTime) * rate)
+            last = now
+            lastTime = time
+        }
+        let granularity = largestExcess <= 2 ? 1 : max(1, largestStep)
+        return device.positionIsBatched ? max(granularity, parameters.periodFrames) : granularity
     }
 
     /// Renders from the restored snapshot up to `frame` without writing: the same samples as the

@@ -65,12 +65,58 @@ public enum RewindRefusal: Sendable, Equatable, CustomStringConvertible {
 /// 0.1–0.3 ms with 64 (the renderer's cost per frame and voice, `sfx-bench --burst`), plus a
 /// preemption of the SCHED_FIFO thread, which is rare. 1 ms keeps a margin of five times the
 /// worst render; the virtual card logs any frame written after the DAC passed it (`lost`), and
-/// the rewind tests check that none was. The position used is the smaller of what the device
-/// says it can rewind and its delay: a pointer that moves a period at a time would otherwise
-/// let the engine rewrite frames already played.
+/// the rewind tests check that none was. The rewrite itself is done so that the guard only has
+/// to cover a little: the snapshot is restored and rendered up to the rewind point before the
+/// device is rewound (from a position read again afterwards), and the frames nearest the DAC
+/// are written first, in chunks that double (`firstChunkFrames`).
+///
+/// **The pointer's granularity** (`OutputThread.measureGranularity`): the position a device
+/// reports can lag its DAC. An HDA card reads its DMA position to the frame, USB moves per URB
+/// (about 1 ms), and a card whose pointer moves on period interrupts (SNDRV_PCM_INFO_BATCH, the
+/// virtual card's default) lags by up to a whole period after a wake-up that is not a period's,
+/// which is every command's. So the engine samples the pointer at its probe and rewinds only
+/// to pointer + granularity + guard (and never before its delay + guard). A pointer coarser than
+/// `coarsePeriodSeconds` (128 frames, 2.7 ms at 48 kHz) would cost that much latency on every
+/// play, so the device is reopened once with periods of that size and the same buffer
+/// (`coarseRequest`): 128 × 12 for the default 512 × 3; a play then reaches the DAC 1 to 3.7 ms
+/// after the wake-up instead of up to 11.7 ms. The cost is 375 wake-ups a second instead of 94
+/// (`sfx-bench --rewind-rounds` measures both pointer kinds).
 enum RewindMode {
     static let guardSeconds = 0.001
     static let minimumBufferSeconds = 0.020
+    /// Periods for a pointer that moves per period: 128 frames at 48 kHz (2.7 ms), the smallest
+    /// period most cards and USB interfaces accept without trouble and about three guards.
+    static let coarsePeriodSeconds = 128.0 / 48_000
+    /// Snapshots the history keeps (`RewindHistory`): a buffer of at most `maxPeriods` periods
+    /// leaves room for the ones taken after commands.
+    static let maxPeriods = 32
+
+    /// The frames written first after a rewind: half the guard, then twice what was written so
+    /// far, so each chunk's render fits in the time the frames already written give.
+    static func firstChunkFrames(guardFrames: Int) -> Int { max(16, guardFrames / 2) }
+
+    /// The period for a coarse pointer at `sampleRate`.
+    static func coarsePeriod(sampleRate: Int) -> Int {
+        max(PlaybackRequest.periodSizes.lowerBound, Int((Double(sampleRate) * coarsePeriodSeconds).rounded()))
+    }
+
+    /// Whether a pointer that moves `granularity` frames at a time calls for `coarseRequest`
+    /// on a device opened with periods of `periodFrames`.
+    static func wantsSmallerPeriods(granularity: Int, periodFrames: Int, sampleRate: Int) -> Bool {
+        let coarse = coarsePeriod(sampleRate: sampleRate)
+        return granularity > coarse && periodFrames > coarse
+    }
+
+    /// `request(for:)` for a device whose pointer moves per period: periods of
+    /// `coarsePeriodSeconds`, as many as keep the same buffer (at most `maxPeriods`).
+    static func coarseRequest(for request: PlaybackRequest) -> PlaybackRequest {
+        var small = Self.request(for: request)
+        let buffer = small.periodFrames * small.periodCount
+        small.periodFrames = coarsePeriod(sampleRate: request.sampleRate)
+        small.periodCount = min(max(3, (buffer + small.periodFrames - 1) / small.periodFrames), maxPeriods,
+                                PlaybackRequest.periodCounts.upperBound)
+        return small
+    }
 
     /// The request rewind mode opens the device with: `request` with a buffer of at least 20 ms
     /// (periods of at least 512 frames at 48 kHz, at least three of them); a request that

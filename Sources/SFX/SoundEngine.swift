@@ -157,10 +157,15 @@ public final class SoundEngine: @unchecked Sendable {
         /// Rewinds done so far, and the frames they took back.
         public var rewinds: Int = 0
         public var rewoundFrames: Int = 0
+        /// Rewind mode: how many frames the device's pointer moves at a time, as measured when
+        /// rewind mode was tried (1: it follows the DAC; a period: it moves per period), 0 before.
+        /// Rewinds stay this far clear of the pointer, besides the guard.
+        public var pointerGranularity: Int = 0
 
         public var description: String {
             let rt = realtimeGranted.map { $0 ? "SCHED_FIFO" : "normal priority (SCHED_FIFO refused)" } ?? "starting"
-            return "\(parameters), latency ≤ \(latencyEstimate), \(xruns) xruns (\(startupXruns) at start-up), \(activeVoices) voices, \(rt), \(rewind)"
+            let pointer = pointerGranularity > 0 ? ", pointer granularity \(pointerGranularity) frames" : ""
+            return "\(parameters), latency ≤ \(latencyEstimate), \(xruns) xruns (\(startupXruns) at start-up), \(activeVoices) voices, \(rt), \(rewind)\(pointer)"
         }
     }
 
@@ -426,9 +431,11 @@ public final class SoundEngine: @unchecked Sendable {
         let status = output.realtimeStatus.load(ordering: .acquiring)
         let rewind = output.rewindStatus
         let rewinding = rewind == .active || rewind == .starting
-        // Rewinding, a trigger reaches the DAC the guard after the thread wakes, plus the wake-up
-        // and the re-render (as much again allows for both); else it waits behind the buffer.
-        let latency = rewinding ? 2 * RewindMode.guardSeconds
+        // Rewinding, a trigger reaches the DAC the guard after the thread wakes (and up to the
+        // pointer's granularity more), plus the wake-up and the re-render (as much again allows
+        // for both); else it waits behind the buffer.
+        let granularity = Double(output.pointerGranularity.load(ordering: .acquiring)) / Double(p.sampleRate)
+        let latency = rewinding ? 2 * RewindMode.guardSeconds + granularity
                                 : Double(p.bufferFrames + p.periodFrames) / Double(p.sampleRate)
         return Metrics(parameters: p, latencyEstimate: .nanoseconds(Int64(latency * 1e9)),
                        xruns: output.xruns.load(ordering: .relaxed),
@@ -444,7 +451,8 @@ public final class SoundEngine: @unchecked Sendable {
                        heldCommandPeriods: output.heldCommandPeriods.load(ordering: .relaxed),
                        memoryLocked: memoryLocked, rewind: rewind,
                        rewinds: output.rewinds.load(ordering: .relaxed),
-                       rewoundFrames: output.rewoundFrames.load(ordering: .relaxed))
+                       rewoundFrames: output.rewoundFrames.load(ordering: .relaxed),
+                       pointerGranularity: output.pointerGranularity.load(ordering: .acquiring))
     }
 
     /// The output's Master (or PCM) playback switch and volume, read from its mixer now, or nil

@@ -70,6 +70,7 @@ struct EngineSession {
         let priority = metrics.realtimeGranted.map { $0 ? "SCHED_FIFO" : "normal priority (SCHED_FIFO refused)" } ?? "starting"
         return "\(p.device): \(p.format.rawValue) \(p.sampleRate) Hz \(p.channels) ch, period \(p.periodFrames) × \(count) "
             + "= buffer \(p.bufferFrames) frames, latency ≤ \(latency), \(priority), \(metrics.rewind)"
+            + (metrics.pointerGranularity > 0 ? ", pointer granularity \(metrics.pointerGranularity) frames" : "")
     }
 
     /// Waits for every sound to end, closes the engine, and says where the virtual card's

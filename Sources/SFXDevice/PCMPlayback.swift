@@ -105,6 +105,8 @@ public final class PCMPlayback: PlaybackDevice, @unchecked Sendable {
     /// The PCM's poll descriptors and one more for the engine's wake-up (`wait(…orUntilReadable:)`).
     private let pollDescriptors: UnsafeMutablePointer<pollfd>
     private let pollCapacity: Int
+    /// `snd_pcm_hw_params_is_batch` of the negotiated parameters.
+    public let positionIsBatched: Bool
 
     /// Opens `request.device` for playback and negotiates format, rate, channels, period and buffer.
     public init(_ request: PlaybackRequest) throws(ALSAError) {
@@ -114,6 +116,14 @@ public final class PCMPlayback: PlaybackDevice, @unchecked Sendable {
         pollCapacity = Int(max(0, snd_pcm_poll_descriptors_count(pcm))) + 1
         pollDescriptors = .allocate(capacity: pollCapacity)
         pollDescriptors.initialize(repeating: pollfd(), count: pollCapacity)
+        positionIsBatched = Self.isBatch(pcm)
+    }
+
+    private static func isBatch(_ pcm: OpaquePointer?) -> Bool {
+        var hw: OpaquePointer?
+        guard snd_pcm_hw_params_malloc(&hw) == 0 else { return false }
+        defer { snd_pcm_hw_params_free(hw) }
+        return snd_pcm_hw_params_current(pcm, hw) == 0 && snd_pcm_hw_params_is_batch(hw) == 1
     }
 
     deinit {

@@ -54,6 +54,11 @@ public protocol PlaybackDevice: AnyObject {
     /// does. False by default.
     var canRewind: Bool { get }
 
+    /// Whether the device says its position moves in batches (ALSA's SNDRV_PCM_INFO_BATCH,
+    /// `snd_pcm_hw_params_is_batch`): its pointer may lag the DAC by up to a period, so rewind
+    /// mode stays a period clear of it. False by default.
+    var positionIsBatched: Bool { get }
+
     /// Frames written and not yet played that the device can take back now, as of a fresh
     /// position (call `available` first), 0 when it cannot rewind, or a negative errno.
     func rewindable() -> Int
@@ -79,6 +84,8 @@ extension PlaybackDevice {
     }
 
     public var canRewind: Bool { false }
+
+    public var positionIsBatched: Bool { false }
 
     /// A device that cannot rewind has nothing rewindable.
     public func rewindable() -> Int { 0 }

@@ -5,13 +5,17 @@ import SFXCardSupport
 /// event log holds that client's streams alone.
 struct CardRun {
     let card: VirtualCard
+    /// How the cards' playback pointer moves (`--pointer`): per period (the card's default, as
+    /// on hardware with period interrupts) or frame by frame (as an HDA card's DMA position).
+    /// Set once from the options, before any run.
+    nonisolated(unsafe) static var pointer: VirtualCard.PointerGranularity = .period
 
     /// A fresh card in `scratch/name`. CPU measurements pass `record: false`: the card's WAV
     /// writes are disk I/O whose cost varies from window to window and would drown the mixing.
     init(scratch: URL, name: String, record: Bool = true) throws {
         let directory = scratch.appending(path: name, directoryHint: .isDirectory)
         try? FileManager.default.removeItem(at: directory)
-        card = try VirtualCard(directory: directory, record: record)
+        card = try VirtualCard(directory: directory, record: record, pointer: Self.pointer)
     }
 
     /// What the card logged: the client's last playback configuration, its onsets and its

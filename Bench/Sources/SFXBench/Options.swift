@@ -1,4 +1,5 @@
 import Foundation
+import SFXCardSupport
 
 /// What one benchmark run does: full (the published figures) or `--quick` (a smoke test: the same
 /// stages with fewer triggers and shorter windows, to check the set-up; it judges no goal).
@@ -15,6 +16,9 @@ struct BenchOptions {
     /// latency at 256 × 4 and the one-voice CPU of sfx (rewind and classic) and OpenAL Soft.
     /// Prints the rounds; writes no results.
     var rewindRounds = 0
+    /// `--pointer period|frame`: how the virtual card's playback pointer moves (per period unless
+    /// told), for every client.
+    var pointer = VirtualCard.PointerGranularity.period
     /// `--period P` for `--latency-rounds` (sfx's default, 128, unless told).
     var latencyPeriod = BenchOptions.defaultPeriod
     /// The compiled C clients: `floor`, `openal`, `sdlmixer`.
@@ -58,7 +62,7 @@ struct BenchOptions {
     static let loadPeriods = [64, 128]
     static let cueCount = 100
 
-    static let usage = "usage: sfx-bench --probes DIR [--results DIR] [--quick] [--repeat N] [--load-rounds N] [--latency-rounds N [--period P]] [--rewind-rounds N]"
+    static let usage = "usage: sfx-bench --probes DIR [--results DIR] [--quick] [--repeat N] [--load-rounds N] [--latency-rounds N [--period P]] [--rewind-rounds N] [--pointer period|frame]"
 
     init(arguments: [String]) throws {
         var probes: URL?
@@ -76,6 +80,11 @@ struct BenchOptions {
             case "--latency-rounds", "--period":
                 guard let value = rest.popFirst(), let n = Int(value), n > 0 else { throw BenchError("\(argument) needs a positive number; \(Self.usage)") }
                 if argument == "--period" { latencyPeriod = n } else { latencyRounds = n }
+            case "--pointer":
+                guard let value = rest.popFirst(), let kind = VirtualCard.PointerGranularity(rawValue: value) else {
+                    throw BenchError("--pointer needs period or frame; \(Self.usage)")
+                }
+                pointer = kind
             case "--repeat":
                 guard let value = rest.popFirst(), let n = Int(value), n > 0 else { throw BenchError("--repeat needs a positive count of runs; \(Self.usage)") }
                 repeatCount = n

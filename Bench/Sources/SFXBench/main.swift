@@ -88,7 +88,7 @@ func runRewindRounds(_ options: BenchOptions) throws {
     for round in 1...options.rewindRounds {
         for row in try Latency.rewindRows(count: options.triggers, options: options, scratch: scratch, name: "rewind-\(round)") {
             let d = row.milliseconds
-            emit("round \(round)  \(row.client)  \(row.label)  p50 \(String(format: "%.3f", d.p50))  p95 \(String(format: "%.3f", d.p95))"
+            emit("round \(round)  pointer \(options.pointer.rawValue)  \(row.client)  \(row.label)  p50 \(String(format: "%.3f", d.p50))  p95 \(String(format: "%.3f", d.p95))"
                  + "  p99 \(String(format: "%.3f", d.p99))  max \(String(format: "%.3f", d.max))  matched \(row.matched)/\(row.triggers)  xruns \(row.xruns)")
         }
         let cpu = [try Cost.sfxCPU(voices: 1, rewind: true, options: options, scratch: scratch),
@@ -96,7 +96,7 @@ func runRewindRounds(_ options: BenchOptions) throws {
                    try Cost.clientCPU(.openAL, voices: 1, options: options, scratch: scratch)]
         for row in cpu {
             let thread = row.outputThreadShare.map { ", output thread \(String(format: "%.2f", $0 * 100)) %" } ?? ""
-            emit("round \(round)  \(row.client)  \(row.setting?.text ?? "?")  one voice: \(String(format: "%.2f", row.coreShare * 100)) % of a core\(thread)")
+            emit("round \(round)  pointer \(options.pointer.rawValue)  \(row.client)  \(row.setting?.text ?? "?")  one voice: \(String(format: "%.2f", row.coreShare * 100)) % of a core\(thread)")
         }
     }
 }
@@ -142,6 +142,7 @@ do {
         exit(0)
     }
     let options = try BenchOptions(arguments: CommandLine.arguments)
+    CardRun.pointer = options.pointer
     if options.latencyRounds > 0 {
         try runLatencyRounds(options)
         exit(0)

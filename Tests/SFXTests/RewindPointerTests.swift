@@ -1,0 +1,136 @@
+import Foundation
+import Glibc
+import XCTest
+import SFXCore
+import SFXDevice
+import SFXCardSupport
+@testable import SFX
+
+/// Rewind mode and the granularity of the device's pointer: a pointer that moves per period lags
+/// the DAC by up to a period after a command's wake-up, so the engine measures how coarsely it
+/// moves, rewinds only that far clear of it, and takes small periods when it is coarse; a pointer
+/// that follows the DAC keeps the deep periods and the guard alone.
+final class RewindPointerTests: XCTestCase {
+    func testOnTheDefaultPerPeriodCardManyTriggersLoseNoFrameAndTheRecordingIsTheOfflineMix() throws {
+        // The virtual card as `sfx play` finds it: its pointer moves a period at a time.
+        let setup = try RewindTests.rewindingEngine(period: 512, periods: 3, pointer: .period)
+        defer { setup.close() }
+        XCTAssertTrue(eventually { setup.engine.metrics.rewind == .active }, "\(setup.engine.metrics.rewind)")
+        let metrics = setup.engine.metrics
+        XCTAssertEqual(metrics.parameters.periodFrames, 128, "reopened with small periods: \(metrics)")
+        XCTAssertEqual(metrics.parameters.bufferFrames, 1_536, "and the same buffer")
+        XCTAssertGreaterThanOrEqual(metrics.pointerGranularity, 128, "a period at a time")
+        XCTAssertEqual(metrics.pointerGranularity % 128, 0, "whole periods")
+
+        let tone = try setup.engine.load(buffer: RewindTests.sine(seconds: 0.05, frequency: 440), sampleRate: 48_000, channels: 1)
+        let click = try setup.engine.load(buffer: SoundEngineTests.tone(seconds: 0.02), sampleRate: 48_000, channels: 1)
+        var plays: [OfflineMix.Play] = []
+        // The recording starts at the reopened device's first frame.
+        let origin = setup.engine.outputThread.deviceStartFrame.load(ordering: .acquiring)
+        XCTAssertGreaterThan(origin, 0, "the first device played before it was reopened")
+        var last = setup.engine.outputThread.lastPlacement.load(ordering: .acquiring)
+        for n in 0..<40 {
+            let sound = n % 3 == 0 ? tone : click
+            let volume: Float = 0.2 + Float(n % 4) * 0.1
+            let pan = Float(n % 5) * 0.4 - 0.8
+            setup.engine.play(sound, volume: volume, pan: pan)
+            last = try XCTUnwrap(RewindTests.placement(after: last, setup))
+            plays.append(OfflineMix.Play(sound: sound, at: Double(last - origin) / 48_000, volume: volume, pan: pan))
+            usleep(UInt32(3_000 + (n * 1_700) % 9_000))   // lands anywhere within a period
+        }
+        XCTAssertTrue(setup.engine.waitUntilIdle(timeout: .seconds(5)))
+        let rewinds = setup.engine.metrics.rewinds
+        setup.engine.close()
+        XCTAssertGreaterThanOrEqual(rewinds, 40, "every play started by rewinding")
+
+        let lost = try setup.card.events().filter { if case .lost = $0.kind { true } else { false } }
+        XCTAssertEqual(lost, [], "no frame was rewritten after the DAC had played it")
+        let recording = try setup.recording()
+        let reference = try OfflineMix.render(plays, library: setup.engine.library)
+        XCTAssertGreaterThanOrEqual(recording.samples.count, reference.count)
+        let got = Array(recording.samples.prefix(reference.count))
+        let firstDifference = zip(got, reference).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        XCTAssertNil(firstDifference, "the recording differs from the offline mix at sample \(firstDifference ?? -1)")
+    }
+
+    func testAPointerThatFollowsTheDACKeepsTheDeepPeriodsAndTheGuardAlone() throws {
+        let setup = try RewindTests.rewindingEngine(period: 512, periods: 3, pointer: .frame)
+        defer { setup.close() }
+        XCTAssertTrue(eventually { setup.engine.metrics.rewind == .active }, "\(setup.engine.metrics.rewind)")
+        let metrics = setup.engine.metrics
+        XCTAssertEqual(metrics.parameters.periodFrames, 512, "no reopening: \(metrics)")
+        XCTAssertEqual(metrics.parameters.bufferFrames, 1_536)
+        // 1 when every read of the pointer was followed at once by the clock's; a read that was
+        // preempted in between shows as a few frames more, far below a millisecond (48).
+        XCTAssertGreaterThanOrEqual(metrics.pointerGranularity, 1)
+        XCTAssertLessThan(metrics.pointerGranularity, 48, "\(metrics)")
+        XCTAssertLessThan(metrics.latencyEstimate, .milliseconds(3), "the guard and the wake-up, about 1 ms each")
+        XCTAssertTrue(metrics.description.contains("pointer granularity \(metrics.pointerGranularity) frames"), metrics.description)
+    }
+
+    func testAPointerThatMovesInStepsMeasuresAsAStepAtLeast() throws {
+        let engine = try Self.nullEngine()
+        defer { engine.close() }
+        let device = try SteppedDevice(step: 96, batched: false)
+        let granularity = engine.outputThread.measureGranularity(device)
+        XCTAssertGreaterThanOrEqual(granularity, 96)
+        XCTAssertEqual(granularity % 96, 0, "whole steps (two when a read came late)")
+    }
+
+    func testADeviceThatSaysItMovesInBatchesCountsAsAPeriodAtLeast() throws {
+        let engine = try Self.nullEngine()
+        defer { engine.close() }
+        let device = try SteppedDevice(step: 1, batched: true)
+        XCTAssertGreaterThanOrEqual(engine.outputThread.measureGranularity(device), device.parameters.periodFrames)
+    }
+
+    func testTheCoarseRequestKeepsTheBufferInPeriodsOf128Frames() {
+        let coarse = RewindMode.coarseRequest(for: PlaybackRequest())
+        XCTAssertEqual(coarse.periodFrames, 128)
+        XCTAssertEqual(coarse.periodCount, 12, "512 × 3 = 1,536 frames = 128 × 12")
+        let deep = RewindMode.coarseRequest(for: PlaybackRequest(periodFrames: 480, periodCount: 4))
+        XCTAssertEqual(deep.periodFrames * deep.periodCount, 1_920)
+        let huge = RewindMode.coarseRequest(for: PlaybackRequest(periodFrames: 4_096, periodCount: 4))
+        XCTAssertEqual(huge.periodCount, RewindMode.maxPeriods, "no more periods than the history keeps snapshots for")
+        let slow = RewindMode.coarseRequest(for: PlaybackRequest(sampleRate: 8_000, periodFrames: 16, periodCount: 2))
+        XCTAssertGreaterThanOrEqual(slow.periodFrames * slow.periodCount, 160, "20 ms at 8 kHz")
+        XCTAssertTrue(RewindMode.wantsSmallerPeriods(granularity: 512, periodFrames: 512, sampleRate: 48_000))
+        XCTAssertFalse(RewindMode.wantsSmallerPeriods(granularity: 128, periodFrames: 128, sampleRate: 48_000), "once")
+        XCTAssertFalse(RewindMode.wantsSmallerPeriods(granularity: 48, periodFrames: 512, sampleRate: 48_000), "USB's 1 ms")
+    }
+
+    static func nullEngine() throws -> SoundEngine {
+        var configuration = SoundEngine.Configuration()
+        configuration.output.device = "null"
+        return try SoundEngine(configuration: configuration)
+    }
+}
+
+/// A device whose pointer moves `step` frames at a time by the clock (from its creation), with a
+/// full buffer that nobody writes to: what `measureGranularity` reads.
+private final class SteppedDevice: PlaybackDevice, @unchecked Sendable {
+    let parameters: PlaybackParameters
+    let positionIsBatched: Bool
+    private let step: Int
+    private let start: UInt64
+
+    init(step: Int, batched: Bool) throws {
+        parameters = try NullPlaybackDevice(PlaybackRequest(device: NullPlaybackDevice.name, periodFrames: 512, periodCount: 4)).parameters
+        self.step = step
+        positionIsBatched = batched
+        start = VirtualCard.monotonicNanoseconds()
+    }
+
+    func available() -> Int {
+        let played = Int((VirtualCard.monotonicNanoseconds() - start) * UInt64(parameters.sampleRate) / 1_000_000_000)
+        return min(played - played % step, parameters.bufferFrames)
+    }
+
+    func wait(timeoutMilliseconds: Int32) -> Int32 { 1 }
+    func write(_ samples: UnsafePointer<Float>, frames: Int) -> Int { frames }
+    func recover(_ error: Int32) -> Int32 { 0 }
+    func delay() -> Int { parameters.bufferFrames - available() }
+    func drain() {}
+    func drop() {}
+    func close() {}
+}
