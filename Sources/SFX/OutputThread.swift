@@ -469,7 +469,14 @@ final class OutputThread: @unchecked Sendable {
 
     private func sleepUntilCommand() {
         while !stopRequested.load(ordering: .acquiring), commands.count == 0 {
-            _ = wake.wait(timeout: .now() + 1)
+            // Rewind mode's last events may not all have fitted in the notice ring when the
+            // device closed: keep handing them over while asleep, or their completions never come.
+            var waiting = false
+            if let history {
+                deliverCommitted(history)
+                waiting = history.hasUndelivered
+            }
+            _ = wake.wait(timeout: .now() + (waiting ? 0.01 : 1))
         }
     }
 
@@ -478,7 +485,7 @@ final class OutputThread: @unchecked Sendable {
     private func reopen(announce: Bool) -> Bool {
         guard !stopRequested.load(ordering: .acquiring) else { return false }
         var request = !rewindEnabled ? settings.request
-            : coarsePointer ? RewindMode.coarseRequest(for: settings.request) : RewindMode.request(for: settings.request)
+            : RewindMode.coarseRequest(for: settings.request)
         request.sampleRate = parameters.sampleRate
         request.channels = parameters.channels
         guard let reopened = try? settings.devices.open(request) else { return false }

@@ -77,10 +77,12 @@ public enum RewindRefusal: Sendable, Equatable, CustomStringConvertible {
 /// which is every command's. So the engine samples the pointer at its probe and rewinds only
 /// to pointer + granularity + guard (and never before its delay + guard). A pointer coarser than
 /// `coarsePeriodSeconds` (128 frames, 2.7 ms at 48 kHz) would cost that much latency on every
-/// play, so the device is reopened once with periods of that size and the same buffer
+/// play, so rewind mode opens devices with periods of that size and the deep buffer
 /// (`coarseRequest`): 128 × 12 for the default 512 × 3; a play then reaches the DAC 1 to 3.7 ms
-/// after the wake-up instead of up to 11.7 ms. The cost is 375 wake-ups a second instead of 94
-/// (`sfx-bench --rewind-rounds` measures both pointer kinds).
+/// after the wake-up on any pointer instead of up to 11.7 ms. It opens them so from the start:
+/// finding a coarse pointer first and reopening the device then showed a sound server, the
+/// virtual card's recordings and a daemon's clients two streams where there is one. The cost is
+/// 375 wake-ups a second instead of 94 (`sfx-bench --rewind-rounds` measures both pointer kinds).
 enum RewindMode {
     static let guardSeconds = 0.001
     static let minimumBufferSeconds = 0.020
@@ -235,6 +237,9 @@ final class RewindHistory {
         first = end
         deliverable = posted
     }
+
+    /// Whether events that may leave have not all been handed over yet.
+    var hasUndelivered: Bool { delivered < deliverable }
 
     /// Hands deliverable events to `push`, oldest first, while it accepts them.
     @inline(__always)

@@ -195,7 +195,7 @@ public final class SoundEngine: @unchecked Sendable {
     /// priority the kernel refuses, to test that refusal).
     init(configuration: Configuration, validating: Bool) throws {
         if validating { try configuration.validate() }
-        let pcm = try configuration.devices.open(configuration.rewind ? RewindMode.request(for: configuration.output) : configuration.output)
+        let pcm = try configuration.devices.open(configuration.rewind ? RewindMode.coarseRequest(for: configuration.output) : configuration.output)
         let format = pcm.parameters.audioFormat
         var libraryConfiguration = configuration.library
         libraryConfiguration.format = format

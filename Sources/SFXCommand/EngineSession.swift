@@ -13,7 +13,10 @@ struct EngineSession {
     /// `idleTimeout`: close the device after this much silence (the daemon; nil keeps it open).
     /// With `deferStart`, the stream starts once the sounds are queued (`finish`, or the engine's
     /// `start`), for a command that plays and exits; otherwise at once.
-    init(_ options: OutputOptions, settings: UserSettings, idleTimeout: Duration? = nil, deferStart: Bool = false) throws {
+    /// `rewind`: rewind mode where the device allows it (the library's default); the daemon
+    /// runs the classic path (see ServeCommand).
+    init(_ options: OutputOptions, settings: UserSettings, idleTimeout: Duration? = nil, deferStart: Bool = false,
+         rewind: Bool = true) throws {
         self.options = options
         var configuration = SoundEngine.Configuration()
         settings.apply(to: &configuration)
@@ -42,6 +45,7 @@ struct EngineSession {
         // the thread's priority, so it starts at once there.
         configuration.deferredStart = deferStart && !options.verbose
         configuration.idleTimeout = idleTimeout
+        configuration.rewind = rewind
         do {
             engine = try SoundEngine(configuration: configuration)
         } catch let error as ALSAError {
