@@ -54,7 +54,13 @@ final class ServerMuteTests: ServerTestCase {
         setenv("PULSE_SERVER", try XCTUnwrap(server.environment["PULSE_SERVER"]), 1)
         defer { if let previous { setenv("PULSE_SERVER", previous, 1) } else { unsetenv("PULSE_SERVER") } }
 
-        let clear = try XCTUnwrap(SoundServer.state(), "the private server did not answer")
+        var clear = try XCTUnwrap(SoundServer.state(), "the private server did not answer")
+        // WirePlumber makes the null sink the default a moment after the server first answers.
+        let deadline = Date().addingTimeInterval(5)
+        while clear.sinkName == nil, Date() < deadline {
+            usleep(100_000)
+            clear = try XCTUnwrap(SoundServer.state(), "the private server stopped answering")
+        }
         XCTAssertEqual(clear.sinkName, "sfx_test")
         XCTAssertEqual(clear.sinkMuted, false)
         XCTAssertEqual(clear.sinkVolume ?? -1, 1, accuracy: 0.001)
