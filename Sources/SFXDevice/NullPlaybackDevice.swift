@@ -44,18 +44,7 @@ public final class NullPlaybackDevice: PlaybackDevice, @unchecked Sendable {
     // MARK: Real-time calls
 
     public func wait(timeoutMilliseconds: Int32) -> Int32 {
-        guard !closed else { return -EBADFD }
-        let now = Self.now()
-        let room = bufferFrames - filled(at: now)
-        if room >= periodFrames { return 1 }
-        let due = nanoseconds(ofFrame: played(at: now) + periodFrames - room)
-        let limit = now + Int64(max(0, timeoutMilliseconds)) * 1_000_000
-        if due > limit {
-            Self.sleep(until: limit)
-            return 0
-        }
-        Self.sleep(until: due)
-        return 1
+        wait(timeoutMilliseconds: timeoutMilliseconds, orUntilReadable: -1)   // poll ignores a negative descriptor
     }
 
     public func wait(timeoutMilliseconds: Int32, orUntilReadable descriptor: Int32) -> Int32 {
