@@ -75,6 +75,7 @@ final class MixerRealTimeTests: XCTestCase {
         defer { output.deallocate() }
         var voice: UInt64 = 0
         var blocks = 0
+        var busiest = 0   // the most voices sounding after any one period of the audited batches
         // One period of the audio thread: queued commands, a render, the events drained. Voices
         // come and go (steals, stops, instance caps, a cue release), so every path is exercised.
         func period() {
@@ -92,8 +93,10 @@ final class MixerRealTimeTests: XCTestCase {
             while let command = commands.pop() { mixer.apply(command) }
             mixer.render(into: output, frameCount: 256)
             mixer.drainEvents { _, _ in blocks += 1 }
+            busiest = max(busiest, mixer.activeVoiceCount)
         }
         for _ in 0..<500 { period() }   // warm-up: every path taken once
+        busiest = 0
 
         // The meters must see an allocation when there is one.
         let audit = AllocationAudit()
@@ -116,7 +119,9 @@ final class MixerRealTimeTests: XCTestCase {
         XCTAssertTrue(attempts.contains { ($0.bytes ?? 0) == 0 }, "\(attempts)")
         XCTAssertGreaterThan(mixer.stolenCount, 0)
         XCTAssertGreaterThan(blocks, 1000)
-        XCTAssertGreaterThan(mixer.activeVoiceCount, 0)
+        // Coverage of the audited batches, whatever period they end on (a batch may end just
+        // after a `stopAll` or a cue release, with no voice left).
+        XCTAssertGreaterThan(busiest, 1)
         withExtendedLifetime(cues) {}
     }
 }
