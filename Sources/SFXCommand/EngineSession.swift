@@ -13,8 +13,7 @@ struct EngineSession {
     /// `idleTimeout`: close the device after this much silence (the daemon; nil keeps it open).
     /// With `deferStart`, the stream starts once the sounds are queued (`finish`, or the engine's
     /// `start`), for a command that plays and exits; otherwise at once.
-    /// `rewind`: rewind mode where the device allows it (the library's default); the daemon
-    /// runs the classic path (see ServeCommand).
+    /// `rewind`: rewind mode where the device allows it (the library's default).
     init(_ options: OutputOptions, settings: UserSettings, idleTimeout: Duration? = nil, deferStart: Bool = false,
          rewind: Bool = true) throws {
         self.options = options

@@ -64,10 +64,10 @@ enum ServeCommand: Subcommand {
         do {
             settings = try CommandSettings.load(quiet: options.quiet)
             let milliseconds = try idle.read(arguments) ?? 100
-            // The classic path: in rewind mode, 100 clients × 100 plays left completions that
-            // never came (an open defect), and the daemon's exec → DAC is measured on this path.
+            // Rewind mode where the device allows it, as for the library: a client's play is
+            // heard about a millisecond after it arrives while the device keeps a deep buffer.
             session = try EngineSession(options, settings: settings,
-                                        idleTimeout: milliseconds == 0 ? nil : .milliseconds(milliseconds), rewind: false)
+                                        idleTimeout: milliseconds == 0 ? nil : .milliseconds(milliseconds))
         } catch {
             listening.close()
             throw error

@@ -120,6 +120,43 @@ final class RewindTests: XCTestCase {
         XCTAssertEqual(setup.engine.metrics.lostEvents, 0)
     }
 
+    /// The daemon's load in rewind mode: bursts of plays from many threads, each burst followed
+    /// by enough silence that the idle timeout closes the device, and the next burst reopens it
+    /// (and probes it again). Every play completes exactly once, and the engine goes idle.
+    func testBurstsAcrossIdleClosesCompleteOnceEachInRewindMode() throws {
+        let setup = try EngineOnCard(period: 256, periods: 4, maxVoices: 32, idleTimeout: .milliseconds(30), rewind: true,
+                                     card: VirtualCard(pointer: .frame))
+        defer { setup.close() }
+        let click = try setup.engine.load(buffer: SoundEngineTests.tone(seconds: 0.02), sampleRate: 48_000, channels: 1)
+        let completions = Completions()
+        let ids = Mutex<[VoiceID]>([])
+        let bursts = 8, threads = 8, plays = 40
+        for _ in 0..<bursts {
+            DispatchQueue.concurrentPerform(iterations: threads) { _ in
+                for n in 0..<plays {
+                    let box = Mutex<VoiceID?>(nil)
+                    let voice = setup.engine.play(click, volume: 0.05) { outcome in
+                        while box.withLock({ $0 }) == nil { usleep(100) }
+                        completions.record(box.withLock { $0! }, outcome)
+                    }
+                    box.withLock { $0 = voice.id }
+                    ids.withLock { $0.append(voice.id) }
+                    if n % 8 == 0 { usleep(500) }
+                }
+            }
+            let sent = ids.withLock { $0.count }
+            XCTAssertTrue(eventually(timeout: 10) { completions.all.count == sent }, "\(completions.all.count) of \(sent) completions")
+            XCTAssertTrue(eventually(timeout: 10) { setup.engine.metrics.deviceOpen == false }, "the device closes when idle")
+        }
+        let expected = bursts * threads * plays
+        XCTAssertEqual(try setup.card.recordingURLs().count, bursts, "the device was closed and reopened for each burst")
+        XCTAssertTrue(setup.engine.waitUntilIdle(timeout: .seconds(5)))
+        XCTAssertEqual(Set(ids.withLock { $0 }).count, expected)
+        XCTAssertTrue(completions.all.values.allSatisfy { $0.count == 1 }, "none delivered twice")
+        XCTAssertGreaterThan(setup.engine.metrics.rewinds, bursts, "the plays were started by rewinding")
+        XCTAssertEqual(setup.engine.metrics.lostEvents, 0)
+    }
+
     /// Loud sustained tones through the limiter, a voice limit that steals, and a group fading,
     /// with plays started by rewinding all along: the output has no step larger than what its
     /// own content makes. Three 110 Hz sines of amplitude 1 (0.5 at volume 2) move at most
