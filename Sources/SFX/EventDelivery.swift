@@ -1,3 +1,4 @@
+import CSFXSystem
 import Foundation
 import Synchronization
 import SFXCore
@@ -7,9 +8,14 @@ import SFXDevice
 /// the real-time thread, in two stages so that a slow handler never stops the first:
 ///
 /// 1. The engine's `sfx-events` thread polls the notice ring (the real-time thread never
-///    signals anyone) every 2 ms while plays are pending, every 10 ms otherwise. It does the
-///    bookkeeping at once (the play is no longer pending, a released cue is freed) and queues
-///    the calls to make. It never calls user code, so it keeps the ring drained.
+///    signals anyone): every 2 ms after anything happened (a notice, or a command sent, which
+///    wakes it), then twice as long after each poll that found nothing, up to 20 ms while a
+///    pending play can end by itself and 200 ms while none can (none pending, or only endless
+///    loops, which end by a command) (`Pace`). An engine left playing a long sound costs 50
+///    wake-ups a second, not 500, and a completion that comes after such a quiet spell is
+///    handed on within 20 ms; device and xrun reports within 200 ms.
+///    It does the bookkeeping at once (the play is no longer pending, a released cue is freed)
+///    and queues the calls to make. It never calls user code, so it keeps the ring drained.
 /// 2. Two serial dispatch queues make the calls, in order: one runs completions, the other
 ///    engine events (so a blocking completion does not hold back an xrun or device report, nor
 ///    the reverse). What waits there is bounded by the plays made while a handler blocks.
@@ -29,16 +35,36 @@ final class EventDelivery: @unchecked Sendable {
         /// Keeps the cue (or a streaming voice's ring) alive while the voice may read it (a
         /// disposed cue stays until released).
         var cue: any AnyObject & Sendable
+        /// A loop without end: it ends only by a command (stop, steal) or the engine's end.
+        var endless: Bool
     }
 
     private struct State {
-        var pending: [VoiceID: Pending] = [:]
+        private(set) var pending: [VoiceID: Pending] = [:]
+        /// Pending plays that can end by themselves (not `endless`).
+        private(set) var ending = 0
         /// Disposed cues waiting for the mixer's `.cueReleased`.
         var retiring: [UInt32: Cue] = [:]
         var unsentReleases: [UInt32] = []
         var streams: [UUID: AsyncStream<EngineEvent>.Continuation] = [:]
         var handler: (@Sendable (EngineEvent) -> Void)?
         var stopped = false
+
+        mutating func add(_ voice: VoiceID, _ play: Pending) {
+            if let old = pending.updateValue(play, forKey: voice), !old.endless { ending -= 1 }
+            if !play.endless { ending += 1 }
+        }
+
+        mutating func remove(_ voice: VoiceID) -> Pending? {
+            guard let play = pending.removeValue(forKey: voice) else { return nil }
+            if !play.endless { ending -= 1 }
+            return play
+        }
+
+        mutating func removeAll() -> [Pending] {
+            defer { pending = [:]; ending = 0 }
+            return Array(pending.values)
+        }
     }
 
     private let notices: SPSCRing<OutputNotice>
@@ -71,7 +97,10 @@ final class EventDelivery: @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            _ = sfx_name_thread("sfx-events")
+            run()
+        }
         thread.name = "sfx-events"
         thread.start()
     }
@@ -83,8 +112,8 @@ final class EventDelivery: @unchecked Sendable {
         finished.wait()
         drain()
         let (left, streams) = state.withLock { state in
-            defer { state.pending = [:]; state.retiring = [:]; state.streams = [:] }
-            return (Array(state.pending.values), Array(state.streams.values))
+            defer { state.retiring = [:]; state.streams = [:] }
+            return (state.removeAll(), Array(state.streams.values))
         }
         for pending in left { finish(pending.completion, pending.handle, .stopped) }
         enqueue(on: eventQueue) { for stream in streams { stream.finish() } }
@@ -115,17 +144,19 @@ final class EventDelivery: @unchecked Sendable {
 
     /// Registers a play before its command is sent; false once the engine has closed (the play
     /// must then be rejected, since nothing would deliver its completion later).
-    func expect(_ voice: VoiceID, cue: any AnyObject & Sendable, completion: Completion?, handle: VoiceHandle) -> Bool {
+    /// `endless`: a loop without end, which can end only by a command (see `Pace`).
+    func expect(_ voice: VoiceID, cue: any AnyObject & Sendable, completion: Completion?, handle: VoiceHandle,
+                endless: Bool = false) -> Bool {
         state.withLock { state in
             guard !state.stopped else { return false }
-            state.pending[voice] = Pending(completion: completion, handle: handle, cue: cue)
+            state.add(voice, Pending(completion: completion, handle: handle, cue: cue, endless: endless))
             return true
         }
     }
 
     /// Rejects a registered play whose command could not be sent.
     func reject(_ voice: VoiceID, _ reason: RejectReason) {
-        guard let pending = state.withLock({ $0.pending.removeValue(forKey: voice) }) else { return }
+        guard let pending = state.withLock({ $0.remove(voice) }) else { return }
         finish(pending.completion, pending.handle, .rejected(reason))
     }
 
@@ -170,12 +201,30 @@ final class EventDelivery: @unchecked Sendable {
 
     private func run() {
         defer { finished.signal() }
+        var pace = Pace()
+        var poked = false
         while !state.withLock({ $0.stopped }) {
-            drain()
+            let handled = drain()
             retrySends()
             watchBacklog()
-            // Completions promptly while plays are pending; other events within 10 ms.
-            usleep(state.withLock { $0.pending.isEmpty } ? 10_000 : 2_000)
+            let interval = pace.next(busy: handled > 0 || poked, anyCanEnd: state.withLock { $0.ending > 0 })
+            poked = commands.nudge.sleep(seconds: interval, wakeable: interval > Pace.fastest)
+        }
+    }
+
+    /// The polling interval: `fastest` after a poll that found something or a command sent,
+    /// doubled after each one that found nothing, up to `slowest` while a pending play can end
+    /// by itself, `slowestIdle` while none can. A command sent cuts a longer sleep short
+    /// (`Nudge`).
+    struct Pace {
+        static let fastest = 0.002
+        static let slowest = 0.020
+        static let slowestIdle = 0.200
+        private(set) var interval = Pace.fastest
+
+        mutating func next(busy: Bool, anyCanEnd: Bool) -> Double {
+            interval = busy ? Self.fastest : min(interval * 2, anyCanEnd ? Self.slowest : Self.slowestIdle)
+            return interval
         }
     }
 
@@ -204,9 +253,12 @@ final class EventDelivery: @unchecked Sendable {
         }
     }
 
-    /// Handles everything the output thread has reported.
-    private func drain() {
+    /// Handles everything the output thread has reported; returns how many notices there were.
+    @discardableResult
+    private func drain() -> Int {
+        var handled = 0
         while let notice = notices.pop() {
+            handled += 1
             switch notice {
             case .mixer(let event):
                 handle(event)
@@ -226,6 +278,7 @@ final class EventDelivery: @unchecked Sendable {
             publish(.realtimePriorityRefused(String(cString: strerror(code))
                 + "; grant it with rtprio in /etc/security/limits.d, CAP_SYS_NICE, or run as root"))
         }
+        return handled
     }
 
     private func handle(_ event: MixerEvent) {
@@ -243,7 +296,7 @@ final class EventDelivery: @unchecked Sendable {
             withExtendedLifetime(cue) {}
             return
         }
-        guard let voice = event.voice, let pending = state.withLock({ $0.pending.removeValue(forKey: voice) }) else { return }
+        guard let voice = event.voice, let pending = state.withLock({ $0.remove(voice) }) else { return }
         finish(pending.completion, pending.handle, outcome)
     }
 

@@ -182,7 +182,10 @@ final class OutputThread: @unchecked Sendable {
     var currentParameters: PlaybackParameters { parametersLock.withLock { $0 } ?? parameters }
 
     func start() {
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            _ = sfx_name_thread("sfx-output")
+            run()
+        }
         thread.name = "sfx-output"
         thread.stackSize = 1 << 20
         thread.start()

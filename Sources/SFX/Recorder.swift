@@ -1,3 +1,4 @@
+import CSFXSystem
 import Foundation
 import Glibc
 import Synchronization
@@ -164,7 +165,10 @@ public final class Recorder: @unchecked Sendable {
         capture.start(mode: .recording)
         startLevels(capture.meter)
         let box = EncoderBox(encoder)
-        let thread = Thread { [self] in write(capture: capture, ring: ring, encoder: box.encoder, url: url) }
+        let thread = Thread { [self] in
+            _ = sfx_name_thread("sfx-rec-writer")
+            write(capture: capture, ring: ring, encoder: box.encoder, url: url)
+        }
         thread.name = "sfx-recorder-writer"
         thread.start()
     }

@@ -61,7 +61,10 @@ final class CaptureLoop: @unchecked Sendable {
 
     func start(mode initial: Mode) {
         mode.store(initial.rawValue, ordering: .releasing)
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            _ = sfx_name_thread("sfx-capture")
+            run()
+        }
         thread.name = "sfx-capture"
         thread.stackSize = 1 << 20
         thread.start()

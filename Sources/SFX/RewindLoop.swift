@@ -29,6 +29,7 @@ extension OutputThread {
     func rewindLoop<Device: PlaybackDevice>(_ device: Device, history: RewindHistory) -> Ending {
         setPriority(realtime: true)
         let period = device.parameters.periodFrames
+        let channels = device.parameters.channels
         let bufferFrames = device.parameters.bufferFrames
         let guardFrames = RewindMode.guardFrames(sampleRate: device.parameters.sampleRate)
         var granularity = device.parameters.periodFrames
@@ -64,6 +65,11 @@ extension OutputThread {
                 continue
             }
             var hadCommands = false
+            // Once rewinding works, commands start by rewinding, never at the end of the buffer
+            // (up to 40 ms late): one that comes while the buffer is filled waits for the next
+            // turn, at once (its kick left the pipe readable). Only when a rewind is not possible
+            // now, or before the probe, does the fill take them.
+            var fillTakesCommands = !verified
             if verified, commands.count > 0 {
                 switch startByRewinding(device, history, guardFrames: guardFrames, granularity: granularity, probe: false) {
                 case .refused(let why): return .fallBack(why)
@@ -71,31 +77,36 @@ extension OutputThread {
                     if let ending = failRewinding(device, code, &streak, opened: opened, history) { return ending }
                     continue
                 case .rewound: hadCommands = true
-                case .notNow: break
+                case .notNow: fillTakesCommands = true
                 }
                 available = device.available()
                 if available < 0 { continue }
             }
-            while available >= period {
-                if takeCommandsRewinding(history) {
-                    hadCommands = true
-                    lastCommandFrame = mixer.frameTime
-                    lastPlacement.store(mixer.frameTime, ordering: .releasing)
+            // Every free period is rendered, a snapshot before each, and the lot is written at
+            // once: one write (one position update of the device) per wake-up, however many
+            // periods it fills.
+            let periods = min(available / period, scratchFrames / period)
+            if periods > 0 {
+                for n in 0..<periods {
+                    if fillTakesCommands, takeCommandsRewinding(history) {
+                        hadCommands = true
+                        lastCommandFrame = mixer.frameTime
+                        lastPlacement.store(mixer.frameTime, ordering: .releasing)
+                    }
+                    history.save(mixer)
+                    mixer.render(into: scratch + n * period * channels, frameCount: period)
+                    postEvents(history)
+                    idle = (hadCommands || commands.count > 0 || mixer.activeVoiceCount > 0) ? 0 : idle + period
                 }
-                history.save(mixer)
-                mixer.render(into: scratch, frameCount: period)
-                postEvents(history)
-                let result = device.write(scratch, frames: period)
+                let result = device.write(scratch, frames: periods * period)
                 if result < 0 {
                     if let ending = failRewinding(device, Int32(result), &streak, opened: opened, history) { return ending }
-                    break
+                } else {
+                    streak = Streak()
+                    written += result
+                    framesRendered.wrappingAdd(result, ordering: .relaxed)
+                    if written >= wellPlayedFrames { playedWell = true }
                 }
-                streak = Streak()
-                written += period
-                framesRendered.wrappingAdd(period, ordering: .relaxed)
-                if written >= wellPlayedFrames { playedWell = true }
-                available -= period
-                idle = (hadCommands || mixer.activeVoiceCount > 0) ? 0 : idle + period
             }
             // The probe, as soon as the buffer is first full: the engine waits for its verdict
             // before it hands itself out (`waitForRewindVerdict`).

@@ -47,28 +47,29 @@ public enum RewindRefusal: Sendable, Equatable, CustomStringConvertible {
 
 /// Rewind mode's numbers.
 ///
-/// **The buffer**: 20 ms or more (`request(for:)`; 512 × 3 frames, 32 ms, at 48 kHz by default):
-/// a deep buffer rides out late wake-ups and costs fewer of them, while a play still reaches the
-/// DAC about `guardSeconds` after the trigger, because the engine rewinds to just ahead of the
-/// DAC and writes again from there. Periods of 512 frames wake the thread 94 times a second
-/// (10.7 ms apart), and it wakes with two periods (21 ms) still queued. Measured on the virtual
-/// card with one voice playing (`sfx-bench --rewind-rounds`): 256 × 4 cost 1.9 % of a core,
-/// 512 × 2 1.3 %, 1024 × 2 1.2 %, with the same latency; the rest of the cost is per frame
-/// (the mixer's eight group buses and limiter, the card's own DAC) and the engine's other
-/// threads' wake-ups.
+/// **The buffer and the wake-ups**: the device is opened with periods of 128 frames at 48 kHz
+/// (`coarsePeriodSeconds`, for the pointer, below) and a buffer of 40 ms (`coarseRequest`: 15
+/// periods at 48 kHz; a larger buffer asked for is kept), and the thread is woken by the device
+/// only once 7 periods (18.7 ms) are free (`wakeIntervalSeconds`, ALSA's avail_min), not every
+/// period: 54 wake-ups a second instead of 375, each filling the 7 periods. At every wake-up at
+/// least 8 periods (21.3 ms, `wakeMarginSeconds`) are still queued, as much as a classic client
+/// at 512 × 3 has when it wakes, so a late wake-up is no more likely to run the buffer dry. A
+/// command does not wait for any of that: it wakes the thread at once through its pipe, and the
+/// play reaches the DAC about `guardSeconds` later, whatever the buffer. What the deep buffer
+/// costs is paid per command: a rewind renders again what the buffer held (at most 40 ms; tens
+/// of microseconds with one voice, about 0.3–0.6 ms with 64, `sfx-bench --burst`), and events
+/// leave when their frames can no longer be rewritten, at the wake-up after the DAC passed them
+/// (up to about 20 ms after they were heard).
 ///
 /// **The guard** (`guardSeconds`, 1 ms): frames between the DAC and the rewind point are left
 /// as written. What must fit in it is the time from reading the device's position (after the
-/// wake-up, so a late wake-up does not count) to the rewritten frames being in the buffer:
-/// re-rendering from the snapshot before the rewind point and rendering up to the end of the
-/// buffer. Both are bounded by the buffer (1,536 frames): a few microseconds with one voice and
-/// 0.1–0.3 ms with 64 (the renderer's cost per frame and voice, `sfx-bench --burst`), plus a
-/// preemption of the SCHED_FIFO thread, which is rare. 1 ms keeps a margin of five times the
-/// worst render; the virtual card logs any frame written after the DAC passed it (`lost`), and
-/// the rewind tests check that none was. The rewrite itself is done so that the guard only has
-/// to cover a little: the snapshot is restored and rendered up to the rewind point before the
-/// device is rewound (from a position read again afterwards), and the frames nearest the DAC
-/// are written first, in chunks that double (`firstChunkFrames`).
+/// wake-up, so a late wake-up does not count) to the rewritten frames being in the buffer: the
+/// restore and re-render from the snapshot happen before the device is rewound (from a position
+/// read again afterwards), and the frames nearest the DAC are written first, in chunks that
+/// double (`firstChunkFrames`), so what the guard covers is the render of the first chunk (16 to
+/// 24 frames) and a few ALSA calls, plus a preemption of the SCHED_FIFO thread, which is rare.
+/// The virtual card logs any frame written after the DAC passed it (`lost`), and the rewind
+/// tests check that none was.
 ///
 /// **The pointer's granularity** (`OutputThread.measureGranularity`): the position a device
 /// reports can lag its DAC. An HDA card reads its DMA position to the frame, USB moves per URB
@@ -77,15 +78,18 @@ public enum RewindRefusal: Sendable, Equatable, CustomStringConvertible {
 /// which is every command's. So the engine samples the pointer at its probe and rewinds only
 /// to pointer + granularity + guard (and never before its delay + guard). A pointer coarser than
 /// `coarsePeriodSeconds` (128 frames, 2.7 ms at 48 kHz) would cost that much latency on every
-/// play, so rewind mode opens devices with periods of that size and the deep buffer
-/// (`coarseRequest`): 128 × 12 for the default 512 × 3; a play then reaches the DAC 1 to 3.7 ms
-/// after the wake-up on any pointer instead of up to 11.7 ms. It opens them so from the start:
-/// finding a coarse pointer first and reopening the device then showed a sound server, the
-/// virtual card's recordings and a daemon's clients two streams where there is one. The cost is
-/// 375 wake-ups a second instead of 94 (`sfx-bench --rewind-rounds` measures both pointer kinds).
+/// play, so rewind mode opens devices with periods of that size from the start (a play then
+/// reaches the DAC 1 to 3.7 ms after the wake-up on any pointer instead of up to 11.7 ms with
+/// 512-frame periods): finding a coarse pointer first and reopening the device then showed a
+/// sound server, the virtual card's recordings and a daemon's clients two streams where there is
+/// one. Small periods cost nothing by themselves now that the thread wakes every 7 of them.
 enum RewindMode {
     static let guardSeconds = 0.001
     static let minimumBufferSeconds = 0.020
+    /// Queued audio left at every wake-up, at least (whole periods, rounded up).
+    static let wakeMarginSeconds = 0.020
+    /// Room the device waits for before it wakes the thread (whole periods, rounded down).
+    static let wakeIntervalSeconds = 0.020
     /// Periods for a pointer that moves per period: 128 frames at 48 kHz (2.7 ms), the smallest
     /// period most cards and USB interfaces accept without trouble and about three guards.
     static let coarsePeriodSeconds = 128.0 / 48_000
@@ -109,14 +113,21 @@ enum RewindMode {
         return granularity > coarse && periodFrames > coarse
     }
 
-    /// `request(for:)` for a device whose pointer moves per period: periods of
-    /// `coarsePeriodSeconds`, as many as keep the same buffer (at most `maxPeriods`).
+    /// The request rewind mode opens every device with: periods of `coarsePeriodSeconds`, as
+    /// many as hold `wakeMarginSeconds` plus `wakeIntervalSeconds` (or the buffer
+    /// `request(for:)` gives, when larger; at most `maxPeriods`), and the device waking the
+    /// thread once all but the margin is free.
     static func coarseRequest(for request: PlaybackRequest) -> PlaybackRequest {
         var small = Self.request(for: request)
         let buffer = small.periodFrames * small.periodCount
-        small.periodFrames = coarsePeriod(sampleRate: request.sampleRate)
-        small.periodCount = min(max(3, (buffer + small.periodFrames - 1) / small.periodFrames), maxPeriods,
+        let period = coarsePeriod(sampleRate: request.sampleRate)
+        let rate = Double(request.sampleRate)
+        let margin = Int((rate * wakeMarginSeconds / Double(period)).rounded(.up))
+        let interval = max(1, Int(rate * wakeIntervalSeconds / Double(period)))
+        small.periodFrames = period
+        small.periodCount = min(max(3, (buffer + period - 1) / period, margin + interval), maxPeriods,
                                 PlaybackRequest.periodCounts.upperBound)
+        small.wakePeriods = max(1, small.periodCount - margin)
         return small
     }
 

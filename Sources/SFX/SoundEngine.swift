@@ -341,7 +341,7 @@ public final class SoundEngine: @unchecked Sendable {
         let request = PlayRequest(voice: voice.id, cue: cue, gain: volume, pan: pan, loops: loops,
                                   group: group, priority: priority, maxInstances: maxInstances,
                                   fadeInFrames: frames(fadeIn), rate: rate)
-        guard delivery.expect(voice.id, cue: cue, completion: completion, handle: voice.handle) else {
+        guard delivery.expect(voice.id, cue: cue, completion: completion, handle: voice.handle, endless: loops < 0) else {
             delivery.reject(completion, voice.handle, .engineClosed)
             return voice
         }
@@ -539,6 +539,8 @@ final class CommandQueue: Sendable {
     private let ring: SPSCRing<MixerCommand>
     private let producer = Mutex(())
     private let output: OutputThread
+    /// Wakes the event thread from a long sleep, so what a command causes is handed on promptly.
+    let nudge = Nudge()
 
     init(ring: SPSCRing<MixerCommand>, output: OutputThread) {
         self.ring = ring
@@ -551,7 +553,29 @@ final class CommandQueue: Sendable {
         guard producer.withLock({ _ in ring.push(command) }) else { return false }
         if output.deviceOpen.load(ordering: .relaxed) == 0 { output.wake.signal() }
         if output.wantsKicks.load(ordering: .relaxed) { output.kick() }
+        nudge.poke()
         return true
+    }
+}
+
+/// A sleep that another thread may cut short: `poke` signals only while a sleeper that asked to
+/// be woken is asleep (an atomic exchange otherwise), so sending commands costs no system call
+/// while the event thread polls often anyway. A poke that races the end of a sleep leaves the
+/// next sleep short, which is harmless.
+final class Nudge: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private let asleep = Atomic<Bool>(false)
+
+    /// Sleeps `seconds`, or until poked when `wakeable`; returns whether it was poked.
+    func sleep(seconds: Double, wakeable: Bool) -> Bool {
+        if wakeable { asleep.store(true, ordering: .releasing) }
+        let poked = semaphore.wait(timeout: .now() + seconds) == .success
+        asleep.store(false, ordering: .releasing)
+        return poked
+    }
+
+    func poke() {
+        if asleep.exchange(false, ordering: .acquiringAndReleasing) { semaphore.signal() }
     }
 }
 

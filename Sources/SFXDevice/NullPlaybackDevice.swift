@@ -7,9 +7,9 @@ import Glibc
 ///
 /// It takes the request's numbers as they are (FLOAT_LE, the rate, channels, period and buffer
 /// asked for). The stream starts when a period has been written (the start threshold) and
-/// plays from that moment; `wait` sleeps until a period of the buffer has been consumed. It
-/// never underruns: a stream left to run dry simply stops, and starts again with the next
-/// period written. It rewinds exactly: every frame written and not yet consumed can be taken
+/// plays from that moment; `wait` sleeps until the request's `wakePeriods` (one unless asked)
+/// of the buffer have been consumed. It never underruns: a stream left to run dry simply stops,
+/// and starts again with the next period written. It rewinds exactly: every frame written and not yet consumed can be taken
 /// back. Its real-time calls only read the clock and sleep (`clock_nanosleep`, or `ppoll` on the
 /// engine's wake-up descriptor).
 public final class NullPlaybackDevice: PlaybackDevice, @unchecked Sendable {
@@ -20,6 +20,8 @@ public final class NullPlaybackDevice: PlaybackDevice, @unchecked Sendable {
     private let rate: Int64
     private let bufferFrames: Int64
     private let periodFrames: Int64
+    /// Room `wait` waits for (avail_min).
+    private let wakeFrames: Int64
     /// Whether the stream is consuming (from `startNanoseconds`, CLOCK_MONOTONIC).
     private var running = false
     private var startNanoseconds: Int64 = 0
@@ -32,13 +34,16 @@ public final class NullPlaybackDevice: PlaybackDevice, @unchecked Sendable {
         if let bad = request.invalidSetting {
             throw ALSAError(device: Self.name, operation: "ask for \(bad.setting) \(bad.value) (allowed: \(bad.allowed))", code: -EINVAL)
         }
+        let buffer = request.periodFrames * request.periodCount
+        let wake = request.wakeFrames(periodFrames: request.periodFrames, bufferFrames: buffer)
         parameters = PlaybackParameters(device: Self.name, format: .float32, sampleRate: request.sampleRate,
                                         channels: request.channels, periodFrames: request.periodFrames,
-                                        bufferFrames: request.periodFrames * request.periodCount,
-                                        startThreshold: request.periodFrames)
+                                        bufferFrames: buffer, startThreshold: request.periodFrames,
+                                        wakeFrames: wake == request.periodFrames ? nil : wake)
         rate = Int64(request.sampleRate)
         bufferFrames = Int64(parameters.bufferFrames)
         periodFrames = Int64(parameters.periodFrames)
+        wakeFrames = Int64(wake)
     }
 
     // MARK: Real-time calls
@@ -51,8 +56,8 @@ public final class NullPlaybackDevice: PlaybackDevice, @unchecked Sendable {
         guard !closed else { return -EBADFD }
         let now = Self.now()
         let room = bufferFrames - filled(at: now)
-        if room >= periodFrames { return 1 }
-        let due = nanoseconds(ofFrame: played(at: now) + periodFrames - room)
+        if room >= wakeFrames { return 1 }
+        let due = nanoseconds(ofFrame: played(at: now) + wakeFrames - room)
         let limit = now + Int64(max(0, timeoutMilliseconds)) * 1_000_000
         let until = min(due, limit)
         var wake = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)

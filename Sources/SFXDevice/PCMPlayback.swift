@@ -37,6 +37,11 @@ public struct PlaybackRequest: Sendable {
     public var periodCount: Int = 3
     /// Formats in order of preference.
     public var formats: [SampleFormat] = [.float32, .s32, .s16]
+    /// Periods of room the device waits for before it wakes the real-time thread (ALSA's
+    /// avail_min): 1 on the classic path, which writes a period at a time; rewind mode waits for
+    /// several, since a command wakes it anyway (`RewindMode`). At most half the buffer as
+    /// negotiated, so at least half of it is still queued at every wake-up.
+    public var wakePeriods: Int = 1
 
     public init(device: String = "default", sampleRate: Int = 48_000, channels: Int = 2,
                 periodFrames: Int = 128, periodCount: Int = 3) {
@@ -45,6 +50,12 @@ public struct PlaybackRequest: Sendable {
         self.channels = channels
         self.periodFrames = periodFrames
         self.periodCount = periodCount
+    }
+
+    /// avail_min for the parameters a device agreed to: `wakePeriods` periods, at most half the
+    /// buffer (whole periods), at least one period.
+    public func wakeFrames(periodFrames: Int, bufferFrames: Int) -> Int {
+        periodFrames * max(1, min(wakePeriods, bufferFrames / periodFrames / 2))
     }
 
     /// The values each number may take; `PCMPlayback` refuses a request outside them.
@@ -63,6 +74,7 @@ public struct PlaybackRequest: Sendable {
         if let bad = outside("channels", channels, Self.channelCounts) { return bad }
         if let bad = outside("periodFrames", periodFrames, Self.periodSizes) { return bad }
         if let bad = outside("periodCount", periodCount, Self.periodCounts) { return bad }
+        if let bad = outside("wakePeriods", wakePeriods, 1...periodCount) { return bad }
         if formats.isEmpty { return ("formats", "[]", "one or more of FLOAT_LE, S32_LE, S16_LE") }
         return nil
     }
@@ -77,6 +89,9 @@ public struct PlaybackParameters: Sendable, Equatable, Codable, CustomStringConv
     public var periodFrames: Int
     public var bufferFrames: Int
     public var startThreshold: Int
+    /// Frames of room the device waits for before waking the real-time thread (avail_min); nil:
+    /// one period.
+    public var wakeFrames: Int?
 
     public var audioFormat: AudioFormat { AudioFormat(sampleRate: sampleRate, channels: channels) }
 
@@ -90,7 +105,8 @@ public struct PlaybackParameters: Sendable, Equatable, Codable, CustomStringConv
 
 /// An open ALSA playback stream, configured for low latency: the period the request asked for
 /// (or the nearest), the start threshold at one period (so the stream restarts one period after
-/// an xrun instead of after a whole buffer of silence), avail_min at one period.
+/// an xrun instead of after a whole buffer of silence), avail_min at one period unless the
+/// request's `wakePeriods` asks for more.
 ///
 /// sfx's ALSA `PlaybackDevice`. `wait`, `available`, `write`, `recover` and `delay` are for the
 /// real-time thread: they neither allocate nor throw and report ALSA's negative errno;
@@ -140,7 +156,7 @@ public final class PCMPlayback: PlaybackDevice, @unchecked Sendable {
 
     /// Negotiates `request` on an open PCM: interleaved access, the first format of
     /// `request.formats` it offers, channels, rate (resampling allowed), period and buffer; then
-    /// avail_min at one period and the start threshold at one period (`capture`: one frame, so
+    /// avail_min at `wakePeriods` (one period unless asked) and the start threshold at one period (`capture`: one frame, so
     /// the first read starts the stream), and prepares it.
     /// Opens `request.device` for playback or capture, negotiated as `configure` does; a request
     /// out of range is refused before ALSA sees it. Closes the handle again when it fails.
@@ -194,11 +210,13 @@ public final class PCMPlayback: PlaybackDevice, @unchecked Sendable {
         try check(snd_pcm_sw_params_current(pcm, sw), name, "read software parameters")
         let startThreshold = capture ? 1 : period
         try check(snd_pcm_sw_params_set_start_threshold(pcm, sw, startThreshold), name, "set start threshold")
-        try check(snd_pcm_sw_params_set_avail_min(pcm, sw, period), name, "set avail_min")
+        let wake = snd_pcm_uframes_t(request.wakeFrames(periodFrames: Int(period), bufferFrames: Int(buffer)))
+        try check(snd_pcm_sw_params_set_avail_min(pcm, sw, wake), name, "set avail_min")
         try check(snd_pcm_sw_params(pcm, sw), name, "apply software parameters")
         try check(snd_pcm_prepare(pcm), name, "prepare")
         return PlaybackParameters(device: name, format: format, sampleRate: Int(rate), channels: Int(channels),
-                                  periodFrames: Int(period), bufferFrames: Int(buffer), startThreshold: Int(startThreshold))
+                                  periodFrames: Int(period), bufferFrames: Int(buffer), startThreshold: Int(startThreshold),
+                                  wakeFrames: wake == period ? nil : Int(wake))
     }
 
     // MARK: Real-time thread

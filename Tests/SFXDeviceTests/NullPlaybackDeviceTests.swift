@@ -47,6 +47,32 @@ final class NullPlaybackDeviceTests: XCTestCase {
         device.close()
     }
 
+    /// With `wakePeriods` (rewind mode's avail_min) a wait returns only once that much room is
+    /// free, never at the first free period: 4 periods of 2 ms, a buffer of 8.
+    func testAWaitForSeveralPeriodsReturnsOnlyWithThatMuchRoom() throws {
+        var asked = PlaybackRequest(device: "null", sampleRate: 48_000, channels: 2, periodFrames: 96, periodCount: 8)
+        asked.wakePeriods = 4
+        let device = try NullPlaybackDevice(asked)
+        XCTAssertEqual(device.parameters.wakeFrames, 384)
+        let samples = [Float](repeating: 0.25, count: 768 * 2)
+        var waits = 0
+        for _ in 0..<20 {
+            // Fill the buffer, then wait: the room found is 4 periods or more.
+            let room = device.available()
+            if room > 0 { XCTAssertEqual(samples.withUnsafeBufferPointer { device.write($0.baseAddress!, frames: room) }, room) }
+            XCTAssertEqual(device.wait(timeoutMilliseconds: 200), 1)
+            waits += 1
+            XCTAssertGreaterThanOrEqual(device.available(), 384, "woken with four periods of room, not one")
+        }
+        XCTAssertEqual(waits, 20)
+        var tooMany = asked
+        tooMany.wakePeriods = 9
+        XCTAssertThrowsError(try NullPlaybackDevice(tooMany)) { error in
+            XCTAssertTrue("\(error)".contains("wakePeriods 9"), "\(error)")
+        }
+        device.close()
+    }
+
     /// A write larger than the room left blocks until the clock has consumed enough.
     func testAWriteLargerThanTheRoomBlocks() throws {
         let device = try NullPlaybackDevice(request)

@@ -95,3 +95,54 @@ final class EventDeliveryTests: XCTestCase {
         withExtendedLifetime(cue) {}
     }
 }
+
+/// The event thread's pace: it polls often only while something happens, so an engine left
+/// playing a looping sound does not wake it 500 times a second.
+final class EventPaceTests: XCTestCase {
+    func testThePaceQuickensOnActivityAndSlowsWhenNothingCanEnd() {
+        var pace = EventDelivery.Pace()
+        XCTAssertEqual(pace.next(busy: true, anyCanEnd: true), 0.002)
+        XCTAssertEqual((0..<6).map { _ in pace.next(busy: false, anyCanEnd: true) }, [0.004, 0.008, 0.016, 0.020, 0.020, 0.020])
+        XCTAssertEqual(pace.next(busy: true, anyCanEnd: true), 0.002, "back to fast at once")
+        XCTAssertEqual((0..<8).map { _ in pace.next(busy: false, anyCanEnd: false) },
+                       [0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.2, 0.2], "nothing can end by itself: up to 200 ms")
+        XCTAssertEqual(pace.next(busy: false, anyCanEnd: true), 0.020, "a play that can end brings it back to 20 ms")
+    }
+
+    /// Its voluntary context switches (each wake-up is one) over a second with one voice
+    /// playing on the classic path: about 50 with a long sound, which can end by itself (20 ms),
+    /// and 5 with an endless loop, which only a command ends (200 ms); the old 2 ms poll made
+    /// 500. A loaded machine only wakes it less often, so the bounds cannot fail for load.
+    func testAnEngineLeftPlayingWakesTheEventThreadRarely() throws {
+        let setup = try EngineOnCard(period: 480, periods: 3)
+        defer { setup.close() }
+        let loop = try setup.engine.load(buffer: RewindTests.sine(seconds: 0.1, frequency: 440), sampleRate: 48_000, channels: 1)
+        let thread = try XCTUnwrap(Self.thread(named: "sfx-events"), "the event thread is named")
+        for (loops, most) in [(30, 150), (-1, 25)] {
+            let voice = setup.engine.play(loop, volume: 0.1, loops: loops)
+            usleep(300_000)   // past the first notices
+            let before = try Self.voluntarySwitches(thread)
+            usleep(1_000_000)
+            let wakeUps = try Self.voluntarySwitches(thread) - before
+            XCTAssertLessThan(wakeUps, most, "loops \(loops): \(wakeUps) wake-ups in a second")
+            XCTAssertGreaterThan(wakeUps, 2, "it still polls")
+            // A command after the quiet spell is handed on: the stop completes.
+            voice.stop()
+            XCTAssertTrue(setup.engine.waitUntilIdle(timeout: .seconds(5)))
+        }
+    }
+
+    static func thread(named name: String) -> Int32? {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap(Int32.init).first { tid in
+            (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) == name
+        }
+    }
+
+    static func voluntarySwitches(_ tid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/self/task/\(tid)/status", encoding: .utf8)
+        let line = try XCTUnwrap(status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") })
+        return try XCTUnwrap(Int(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? ""))
+    }
+}

@@ -131,6 +131,7 @@ final class RewindTests: XCTestCase {
         let completions = Completions()
         let ids = Mutex<[VoiceID]>([])
         let bursts = 8, threads = 8, plays = 40
+        XCTAssertTrue(eventually { setup.engine.metrics.deviceOpen == false }, "the device opened at the start closes when idle")
         for _ in 0..<bursts {
             DispatchQueue.concurrentPerform(iterations: threads) { _ in
                 for n in 0..<plays {
@@ -149,7 +150,7 @@ final class RewindTests: XCTestCase {
             XCTAssertTrue(eventually(timeout: 10) { setup.engine.metrics.deviceOpen == false }, "the device closes when idle")
         }
         let expected = bursts * threads * plays
-        XCTAssertEqual(try setup.card.recordingURLs().count, bursts, "the device was closed and reopened for each burst")
+        XCTAssertEqual(setup.card.recordingURLs().count, 1 + bursts, "the device was closed and reopened for each burst")
         XCTAssertTrue(setup.engine.waitUntilIdle(timeout: .seconds(5)))
         XCTAssertEqual(Set(ids.withLock { $0 }).count, expected)
         XCTAssertTrue(completions.all.values.allSatisfy { $0.count == 1 }, "none delivered twice")

@@ -89,6 +89,28 @@ enum Meter {
         return nanoseconds / 1e9
     }
 
+    /// CPU seconds so far of each thread of this process, by thread id, with its name (comm).
+    static func threadTimes() -> [Int32: (name: String, seconds: Double)] {
+        var times: [Int32: (name: String, seconds: Double)] = [:]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? [] {
+            guard let tid = Int32(entry), let seconds = threadCPU(tid: tid) else { continue }
+            let name = (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8)) ?? "?"
+            times[tid] = (name.trimmingCharacters(in: .whitespacesAndNewlines), seconds)
+        }
+        return times
+    }
+
+    /// Each thread name's share of a core between two `threadTimes()` taken `seconds` apart
+    /// (threads of the same name summed; a thread that started in between counts from 0).
+    static func threadShares(from before: [Int32: (name: String, seconds: Double)],
+                             to after: [Int32: (name: String, seconds: Double)], seconds: Double) -> [String: Double] {
+        var shares: [String: Double] = [:]
+        for (tid, now) in after {
+            shares[now.name, default: 0] += (now.seconds - (before[tid]?.seconds ?? 0)) / seconds
+        }
+        return shares
+    }
+
     /// CPU seconds of the calling thread so far.
     static func threadCPU() -> Double { cpu(1) }  // RUSAGE_THREAD, which Glibc's module leaves out
 

@@ -64,9 +64,11 @@ enum Cost {
         Meter.sleep(seconds: 0.5)
         let thread = engine.metrics.outputThreadID
         let cpu = Meter.processCPU(), wall = Meter.now(), threadCPU = Meter.threadCPU(tid: thread)
+        let threadsBefore = Meter.threadTimes()
         Meter.sleep(seconds: options.cpuSeconds)
         let seconds = Double(Meter.now() - wall) / 1e9
         let share = (Meter.processCPU() - cpu) / seconds
+        let threads = Meter.threadShares(from: threadsBefore, to: Meter.threadTimes(), seconds: seconds)
         var outputShare: Double?
         if let before = threadCPU, let after = Meter.threadCPU(tid: thread) { outputShare = (after - before) / seconds }
         let active = engine.metrics.activeVoices
@@ -75,7 +77,7 @@ enum Cost {
             throw BenchError("sfx played \(active) of \(voices) voices; raise maxVoices")
         }
         return CPURow(client: rewind ? "sfx (rewind)" : "sfx", voices: voices, coreShare: share, setting: try run.log().setting,
-                      outputThreadShare: outputShare)
+                      outputThreadShare: outputShare, threadShares: threads)
     }
 
     /// A C client at its default setting with `voices` looping voices.
@@ -221,6 +223,9 @@ struct CPURow: Codable {
     /// sfx: the share of it taken by the output thread (mixing, the card's plugin, ALSA); the
     /// rest is the engine's other threads and the benchmark's own.
     var outputThreadShare: Double?
+    /// sfx: each thread's share by name (the output thread, the event thread, dispatch's
+    /// workers, the benchmark's own main thread), from /proc/self/task/*/schedstat.
+    var threadShares: [String: Double]?
 }
 
 struct PreloadResult: Codable {

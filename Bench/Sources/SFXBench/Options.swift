@@ -16,6 +16,9 @@ struct BenchOptions {
     /// latency at 256 × 4 and the one-voice CPU of sfx (rewind and classic) and OpenAL Soft.
     /// Prints the rounds; writes no results.
     var rewindRounds = 0
+    /// `--cpu-rounds N`: only the one-voice CPU rows of `--rewind-rounds` (sfx in rewind mode and
+    /// classic, OpenAL Soft at its default), N rounds, with the share of each of sfx's threads.
+    var cpuRounds = 0
     /// `--pointer period|frame`: how the virtual card's playback pointer moves (per period unless
     /// told), for every client.
     var pointer = VirtualCard.PointerGranularity.period
@@ -62,7 +65,7 @@ struct BenchOptions {
     static let loadPeriods = [64, 128]
     static let cueCount = 100
 
-    static let usage = "usage: sfx-bench --probes DIR [--results DIR] [--quick] [--repeat N] [--load-rounds N] [--latency-rounds N [--period P]] [--rewind-rounds N] [--pointer period|frame]"
+    static let usage = "usage: sfx-bench --probes DIR [--results DIR] [--quick] [--repeat N] [--load-rounds N] [--latency-rounds N [--period P]] [--rewind-rounds N] [--cpu-rounds N] [--pointer period|frame]"
 
     init(arguments: [String]) throws {
         var probes: URL?
@@ -74,9 +77,9 @@ struct BenchOptions {
             case "--load-rounds":
                 guard let value = rest.popFirst(), let n = Int(value), n > 0 else { throw BenchError("--load-rounds needs a positive count; \(Self.usage)") }
                 loadRounds = n
-            case "--rewind-rounds":
-                guard let value = rest.popFirst(), let n = Int(value), n > 0 else { throw BenchError("--rewind-rounds needs a positive count; \(Self.usage)") }
-                rewindRounds = n
+            case "--rewind-rounds", "--cpu-rounds":
+                guard let value = rest.popFirst(), let n = Int(value), n > 0 else { throw BenchError("\(argument) needs a positive count; \(Self.usage)") }
+                if argument == "--cpu-rounds" { cpuRounds = n } else { rewindRounds = n }
             case "--latency-rounds", "--period":
                 guard let value = rest.popFirst(), let n = Int(value), n > 0 else { throw BenchError("\(argument) needs a positive number; \(Self.usage)") }
                 if argument == "--period" { latencyPeriod = n } else { latencyRounds = n }

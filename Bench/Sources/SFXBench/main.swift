@@ -81,12 +81,12 @@ func runLoadRounds(_ options: BenchOptions) throws {
 /// Interleaved rounds of rewind mode: sfx's and the floor's trigger→DAC latency at 256 × 4, then
 /// the one-voice CPU of sfx in rewind mode, at its classic default and of OpenAL Soft at its
 /// default, printed as they finish.
-func runRewindRounds(_ options: BenchOptions) throws {
+func runRewindRounds(_ options: BenchOptions, latency: Bool = true) throws {
     let scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-bench-\(getpid())", directoryHint: .isDirectory)
     defer { try? FileManager.default.removeItem(at: scratch) }
     func emit(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
-    for round in 1...options.rewindRounds {
-        for row in try Latency.rewindRows(count: options.triggers, options: options, scratch: scratch, name: "rewind-\(round)") {
+    for round in 1...(latency ? options.rewindRounds : options.cpuRounds) {
+        for row in try latency ? Latency.rewindRows(count: options.triggers, options: options, scratch: scratch, name: "rewind-\(round)") : [] {
             let d = row.milliseconds
             emit("round \(round)  pointer \(options.pointer.rawValue)  \(row.client)  \(row.label)  p50 \(String(format: "%.3f", d.p50))  p95 \(String(format: "%.3f", d.p95))"
                  + "  p99 \(String(format: "%.3f", d.p99))  max \(String(format: "%.3f", d.max))  matched \(row.matched)/\(row.triggers)  xruns \(row.xruns)")
@@ -96,7 +96,10 @@ func runRewindRounds(_ options: BenchOptions) throws {
                    try Cost.clientCPU(.openAL, voices: 1, options: options, scratch: scratch)]
         for row in cpu {
             let thread = row.outputThreadShare.map { ", output thread \(String(format: "%.2f", $0 * 100)) %" } ?? ""
-            emit("round \(round)  pointer \(options.pointer.rawValue)  \(row.client)  \(row.setting?.text ?? "?")  one voice: \(String(format: "%.2f", row.coreShare * 100)) % of a core\(thread)")
+            let threads = (row.threadShares ?? [:]).filter { $0.value >= 0.0001 }.sorted { $0.value > $1.value }
+                .map { "\($0.key) \(String(format: "%.2f", $0.value * 100))" }.joined(separator: ", ")
+            emit("round \(round)  pointer \(options.pointer.rawValue)  \(row.client)  \(row.setting?.text ?? "?")  one voice: \(String(format: "%.2f", row.coreShare * 100)) % of a core\(thread)"
+                 + (threads.isEmpty ? "" : "  [threads, %: \(threads)]"))
         }
     }
 }
@@ -151,8 +154,8 @@ do {
         try runLoadRounds(options)
         exit(0)
     }
-    if options.rewindRounds > 0 {
-        try runRewindRounds(options)
+    if options.rewindRounds > 0 || options.cpuRounds > 0 {
+        try runRewindRounds(options, latency: options.rewindRounds > 0)
         exit(0)
     }
     var runs: [BenchReport] = []

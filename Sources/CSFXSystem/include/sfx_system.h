@@ -5,6 +5,10 @@
 /// The calling thread's kernel id (gettid(2)).
 pid_t sfx_gettid(void);
 
+/// Names the calling thread for `top -H`, `ps -L` and /proc/PID/task/TID/comm (at most 15
+/// bytes are kept; pthread_setname_np). Returns 0 or an errno.
+int sfx_name_thread(const char *name);
+
 /// An anonymous in-memory file (memfd_create(2) with MFD_CLOEXEC): nothing on disk, no name in a
 /// directory. Returns the descriptor, or -1 with errno set.
 int sfx_memfd(const char *name);
