@@ -82,6 +82,9 @@ extension OutputThread {
                 available = device.available()
                 if available < 0 { continue }
             }
+            // Where the device's pointer was, by the room just read: what the commit below may
+            // let go of (the pointer never leads the DAC), without asking the device again.
+            let played = mixer.frameTime - (bufferFrames - available)
             // Every free period is rendered, a snapshot before each, and the lot is written at
             // once: one write (one position update of the device) per wake-up, however many
             // periods it fills.
@@ -134,7 +137,7 @@ extension OutputThread {
                 }
             }
             activeVoices.store(mixer.activeVoiceCount, ordering: .relaxed)
-            commit(device, history)
+            commit(history, upTo: played)
             if settings.idleFrames > 0, idle >= settings.idleFrames { return .idle }
         }
         return .stopRequested
@@ -277,13 +280,13 @@ extension OutputThread {
         }
     }
 
-    /// The frames before the DAC's position can no longer be rewritten: their events leave.
+    /// The frames before the device's position (`played`, a mixer frame) can no longer be
+    /// rewritten: their events leave.
     /// Anything else released only for frames that can no longer be rewound (a streaming voice's
     /// ring, whose producer may overwrite what the mixer has read) is released here, from
     /// `history.committedState`, never from the live mixer, which has read ahead.
-    private func commit<Device: PlaybackDevice>(_ device: Device, _ history: RewindHistory) {
-        let delay = device.delay()
-        if delay >= 0 { history.commit(upTo: mixer.frameTime - delay) }
+    private func commit(_ history: RewindHistory, upTo played: Int) {
+        history.commit(upTo: played)
         deliverCommitted(history)
     }
 

@@ -48,18 +48,18 @@ public enum RewindRefusal: Sendable, Equatable, CustomStringConvertible {
 /// Rewind mode's numbers.
 ///
 /// **The buffer and the wake-ups**: the device is opened with periods of 128 frames at 48 kHz
-/// (`coarsePeriodSeconds`, for the pointer, below) and a buffer of 40 ms (`coarseRequest`: 15
-/// periods at 48 kHz; a larger buffer asked for is kept), and the thread is woken by the device
-/// only once 7 periods (18.7 ms) are free (`wakeIntervalSeconds`, ALSA's avail_min), not every
-/// period: 54 wake-ups a second instead of 375, each filling the 7 periods. At every wake-up at
-/// least 8 periods (21.3 ms, `wakeMarginSeconds`) are still queued, as much as a classic client
-/// at 512 × 3 has when it wakes, so a late wake-up is no more likely to run the buffer dry. A
-/// command does not wait for any of that: it wakes the thread at once through its pipe, and the
-/// play reaches the DAC about `guardSeconds` later, whatever the buffer. What the deep buffer
-/// costs is paid per command: a rewind renders again what the buffer held (at most 40 ms; tens
-/// of microseconds with one voice, about 0.3–0.6 ms with 64, `sfx-bench --burst`), and events
-/// leave when their frames can no longer be rewritten, at the wake-up after the DAC passed them
-/// (up to about 20 ms after they were heard).
+/// (`coarsePeriodSeconds`, for the pointer, below) and a buffer of twice `wakeMarginSeconds`
+/// (`coarseRequest`: 16 periods, 42.7 ms, at 48 kHz; a larger buffer asked for is kept), and
+/// the device wakes the thread only once half the buffer is free (ALSA's avail_min), not every
+/// period: 47 wake-ups a second instead of 375, each writing 8 periods at once. At every wake-up
+/// 8 periods (21.3 ms) are still queued, as much as a classic client at 512 × 3 has when it
+/// wakes, so a late wake-up is no more likely to run the buffer dry. A command does not wait for
+/// any of that: it wakes the thread at once through its pipe, and the play reaches the DAC about
+/// `guardSeconds` later, whatever the buffer. What the deep buffer costs is paid per command: a
+/// rewind renders again what the buffer held (at most 42.7 ms; tens of microseconds with one
+/// voice, about 0.3–0.6 ms with 64, `sfx-bench --burst`), and events leave when their frames can
+/// no longer be rewritten, at the wake-up after the DAC passed them (up to about 21 ms after
+/// they were heard).
 ///
 /// **The guard** (`guardSeconds`, 1 ms): frames between the DAC and the rewind point are left
 /// as written. What must fit in it is the time from reading the device's position (after the
@@ -86,10 +86,9 @@ public enum RewindRefusal: Sendable, Equatable, CustomStringConvertible {
 enum RewindMode {
     static let guardSeconds = 0.001
     static let minimumBufferSeconds = 0.020
-    /// Queued audio left at every wake-up, at least (whole periods, rounded up).
+    /// Queued audio left at every wake-up, at least (whole periods, rounded up); the buffer
+    /// holds twice as much, so the thread writes as much at each wake-up.
     static let wakeMarginSeconds = 0.020
-    /// Room the device waits for before it wakes the thread (whole periods, rounded down).
-    static let wakeIntervalSeconds = 0.020
     /// Periods for a pointer that moves per period: 128 frames at 48 kHz (2.7 ms), the smallest
     /// period most cards and USB interfaces accept without trouble and about three guards.
     static let coarsePeriodSeconds = 128.0 / 48_000
@@ -114,18 +113,17 @@ enum RewindMode {
     }
 
     /// The request rewind mode opens every device with: periods of `coarsePeriodSeconds`, as
-    /// many as hold `wakeMarginSeconds` plus `wakeIntervalSeconds` (or the buffer
-    /// `request(for:)` gives, when larger; at most `maxPeriods`), and the device waking the
-    /// thread once all but the margin is free.
+    /// many as hold twice `wakeMarginSeconds` (or the buffer `request(for:)` gives, when larger;
+    /// at most `maxPeriods`), and the device waking the thread once all but the margin is free
+    /// (at most half the buffer: `PlaybackRequest.wakeFrames`).
     static func coarseRequest(for request: PlaybackRequest) -> PlaybackRequest {
         var small = Self.request(for: request)
         let buffer = small.periodFrames * small.periodCount
         let period = coarsePeriod(sampleRate: request.sampleRate)
         let rate = Double(request.sampleRate)
         let margin = Int((rate * wakeMarginSeconds / Double(period)).rounded(.up))
-        let interval = max(1, Int(rate * wakeIntervalSeconds / Double(period)))
         small.periodFrames = period
-        small.periodCount = min(max(3, (buffer + period - 1) / period, margin + interval), maxPeriods,
+        small.periodCount = min(max(3, (buffer + period - 1) / period, 2 * margin), maxPeriods,
                                 PlaybackRequest.periodCounts.upperBound)
         small.wakePeriods = max(1, small.periodCount - margin)
         return small

@@ -511,21 +511,41 @@ public final class Mixer: @unchecked Sendable {
         postReleasedCues()
         sortEvents(from: firstEvent)
 
+        // The group buses into the output, in stretches between the frames where a duck may
+        // start a glide: within one, a group whose three gains rest at their targets has one
+        // gain for the whole stretch (and an idle bus with resting gains costs nothing), the
+        // others step frame by frame. Each frame still adds the groups in order, so the samples
+        // are the same as a frame-by-frame loop's, bit for bit.
+        output.update(repeating: 0, count: frames * channels)
         var nextDuck = 0
-        for i in 0..<frames {
-            if i == nextDuck { nextDuck = duck(at: i) }
-            let frame = output + i * channels
-            for c in 0..<channels { frame[c] = 0 }
+        var first = 0
+        while first < frames {
+            if first == nextDuck { nextDuck = duck(at: first) }
+            let end = min(frames, nextDuck)
             for group in 0..<SoundGroup.count {
-                let gain = groups[group].gain.next() * groups[group].mute.next()
-                    * groups[group].duck.next()
-                guard busInUse & (1 << group) != 0 else { continue }
-                let bus = buses + group * busSize + i * channels
-                for c in 0..<channels { frame[c] += bus[c] * gain }
+                let inUse = busInUse & (1 << group) != 0
+                let bus = buses + group * busSize
+                if groups[group].gain.isSettled && groups[group].mute.isSettled && groups[group].duck.isSettled {
+                    guard inUse else { continue }
+                    let gain = groups[group].gain.target * groups[group].mute.target * groups[group].duck.target
+                    for i in first..<end {
+                        for c in 0..<channels { output[i * channels + c] += bus[i * channels + c] * gain }
+                    }
+                } else {
+                    for i in first..<end {
+                        let gain = groups[group].gain.next() * groups[group].mute.next() * groups[group].duck.next()
+                        guard inUse else { continue }
+                        for c in 0..<channels { output[i * channels + c] += bus[i * channels + c] * gain }
+                    }
+                }
             }
-            let masterGain = state.pointee.master.next()
-            for c in 0..<channels { frame[c] *= masterGain }
-            state.pointee.limiter.process(frame, channels: channels)
+            for i in first..<end {
+                let frame = output + i * channels
+                let masterGain = state.pointee.master.next()
+                for c in 0..<channels { frame[c] *= masterGain }
+                state.pointee.limiter.process(frame, channels: channels)
+            }
+            first = end
         }
         state.pointee.frameTime += frames
     }

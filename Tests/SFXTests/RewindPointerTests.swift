@@ -18,10 +18,10 @@ final class RewindPointerTests: XCTestCase {
         XCTAssertTrue(eventually { setup.engine.metrics.rewind == .active }, "\(setup.engine.metrics.rewind)")
         let metrics = setup.engine.metrics
         XCTAssertEqual(metrics.parameters.periodFrames, 128, "opened with small periods: \(metrics)")
-        XCTAssertEqual(metrics.parameters.bufferFrames, 1_920, "and the deep buffer: 40 ms")
-        XCTAssertEqual(metrics.parameters.wakeFrames, 896, "woken when 7 periods are free, not every period")
-        XCTAssertTrue(try setup.card.events().contains { if case .swParams(.playback, _, availMin: 896, _) = $0.kind { true } else { false } },
-                      "the card was told: avail_min 896")
+        XCTAssertEqual(metrics.parameters.bufferFrames, 2_048, "and the deep buffer: 42.7 ms")
+        XCTAssertEqual(metrics.parameters.wakeFrames, 1_024, "woken when half the buffer is free, not every period")
+        XCTAssertTrue(try setup.card.events().contains { if case .swParams(.playback, _, availMin: 1_024, _) = $0.kind { true } else { false } },
+                      "the card was told: avail_min 1,024")
         XCTAssertGreaterThanOrEqual(metrics.pointerGranularity, 128, "a period at a time")
         XCTAssertEqual(metrics.pointerGranularity % 128, 0, "whole periods")
 
@@ -63,7 +63,7 @@ final class RewindPointerTests: XCTestCase {
         XCTAssertTrue(eventually { setup.engine.metrics.rewind == .active }, "\(setup.engine.metrics.rewind)")
         let metrics = setup.engine.metrics
         XCTAssertEqual(metrics.parameters.periodFrames, 128, "\(metrics)")
-        XCTAssertEqual(metrics.parameters.bufferFrames, 1_920)
+        XCTAssertEqual(metrics.parameters.bufferFrames, 2_048)
         // 1 when every read of the pointer was followed at once by the clock's; a read that was
         // preempted in between shows as a few frames more, far below a millisecond (48).
         XCTAssertGreaterThanOrEqual(metrics.pointerGranularity, 1)
@@ -91,9 +91,9 @@ final class RewindPointerTests: XCTestCase {
     func testTheCoarseRequestKeepsTheBufferInPeriodsOf128Frames() {
         let coarse = RewindMode.coarseRequest(for: PlaybackRequest())
         XCTAssertEqual(coarse.periodFrames, 128)
-        XCTAssertEqual(coarse.periodCount, 15, "20 ms left at each wake-up (8 periods) + 20 ms between wake-ups (7)")
-        XCTAssertEqual(coarse.wakePeriods, 7)
-        XCTAssertEqual(coarse.wakeFrames(periodFrames: 128, bufferFrames: 1_920), 896)
+        XCTAssertEqual(coarse.periodCount, 16, "20 ms (8 periods) left at each wake-up, and as much written")
+        XCTAssertEqual(coarse.wakePeriods, 8)
+        XCTAssertEqual(coarse.wakeFrames(periodFrames: 128, bufferFrames: 2_048), 1_024)
         XCTAssertEqual(coarse.wakeFrames(periodFrames: 128, bufferFrames: 512), 256, "at most half of a smaller buffer given")
         let deep = RewindMode.coarseRequest(for: PlaybackRequest(periodFrames: 480, periodCount: 8))
         XCTAssertEqual(deep.periodFrames * deep.periodCount, 3_840, "a larger buffer asked for is kept")

@@ -89,24 +89,37 @@ enum Meter {
         return nanoseconds / 1e9
     }
 
-    /// CPU seconds so far of each thread of this process, by thread id, with its name (comm).
-    static func threadTimes() -> [Int32: (name: String, seconds: Double)] {
-        var times: [Int32: (name: String, seconds: Double)] = [:]
+    /// CPU seconds and wake-ups (voluntary context switches) so far of each thread of this
+    /// process, by thread id, with its name (comm).
+    static func threadTimes() -> [Int32: ThreadTime] {
+        var times: [Int32: ThreadTime] = [:]
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? [] {
             guard let tid = Int32(entry), let seconds = threadCPU(tid: tid) else { continue }
             let name = (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8)) ?? "?"
-            times[tid] = (name.trimmingCharacters(in: .whitespacesAndNewlines), seconds)
+            let status = (try? String(contentsOfFile: "/proc/self/task/\(tid)/status", encoding: .utf8)) ?? ""
+            let switches = status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") }
+                .flatMap { Int($0.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") } ?? 0
+            times[tid] = ThreadTime(name: name.trimmingCharacters(in: .whitespacesAndNewlines), seconds: seconds, wakeUps: switches)
         }
         return times
     }
 
-    /// Each thread name's share of a core between two `threadTimes()` taken `seconds` apart
-    /// (threads of the same name summed; a thread that started in between counts from 0).
-    static func threadShares(from before: [Int32: (name: String, seconds: Double)],
-                             to after: [Int32: (name: String, seconds: Double)], seconds: Double) -> [String: Double] {
-        var shares: [String: Double] = [:]
+    struct ThreadTime {
+        var name: String
+        var seconds: Double
+        var wakeUps: Int
+    }
+
+    /// Each thread name's share of a core and wake-ups a second between two `threadTimes()`
+    /// taken `seconds` apart (threads of the same name summed; a thread that started in between
+    /// counts from 0).
+    static func threadShares(from before: [Int32: ThreadTime], to after: [Int32: ThreadTime],
+                             seconds: Double) -> [String: ThreadShare] {
+        var shares: [String: ThreadShare] = [:]
         for (tid, now) in after {
-            shares[now.name, default: 0] += (now.seconds - (before[tid]?.seconds ?? 0)) / seconds
+            let then = before[tid]
+            shares[now.name, default: ThreadShare()].coreShare += (now.seconds - (then?.seconds ?? 0)) / seconds
+            shares[now.name, default: ThreadShare()].wakeUpsPerSecond += Double(now.wakeUps - (then?.wakeUps ?? 0)) / seconds
         }
         return shares
     }

@@ -223,9 +223,15 @@ struct CPURow: Codable {
     /// sfx: the share of it taken by the output thread (mixing, the card's plugin, ALSA); the
     /// rest is the engine's other threads and the benchmark's own.
     var outputThreadShare: Double?
-    /// sfx: each thread's share by name (the output thread, the event thread, dispatch's
-    /// workers, the benchmark's own main thread), from /proc/self/task/*/schedstat.
-    var threadShares: [String: Double]?
+    /// sfx: each thread's share and wake-ups by name (the output thread, the event thread,
+    /// dispatch's workers, the benchmark's own main thread), from /proc/self/task/*/schedstat
+    /// and status.
+    var threadShares: [String: ThreadShare]?
+}
+
+struct ThreadShare: Codable {
+    var coreShare = 0.0
+    var wakeUpsPerSecond = 0.0
 }
 
 struct PreloadResult: Codable {

@@ -96,10 +96,11 @@ func runRewindRounds(_ options: BenchOptions, latency: Bool = true) throws {
                    try Cost.clientCPU(.openAL, voices: 1, options: options, scratch: scratch)]
         for row in cpu {
             let thread = row.outputThreadShare.map { ", output thread \(String(format: "%.2f", $0 * 100)) %" } ?? ""
-            let threads = (row.threadShares ?? [:]).filter { $0.value >= 0.0001 }.sorted { $0.value > $1.value }
-                .map { "\($0.key) \(String(format: "%.2f", $0.value * 100))" }.joined(separator: ", ")
+            let threads = (row.threadShares ?? [:]).filter { $0.value.coreShare >= 0.0001 }.sorted { $0.value.coreShare > $1.value.coreShare }
+                .map { "\($0.key) \(String(format: "%.2f", $0.value.coreShare * 100)) % \(Int($0.value.wakeUpsPerSecond.rounded()))/s" }
+                .joined(separator: ", ")
             emit("round \(round)  pointer \(options.pointer.rawValue)  \(row.client)  \(row.setting?.text ?? "?")  one voice: \(String(format: "%.2f", row.coreShare * 100)) % of a core\(thread)"
-                 + (threads.isEmpty ? "" : "  [threads, %: \(threads)]"))
+                 + (threads.isEmpty ? "" : "  [threads: \(threads) wake-ups]"))
         }
     }
 }
