@@ -80,6 +80,8 @@ final class EventDelivery: @unchecked Sendable {
     private static let completionQueueKey = DispatchSpecificKey<Bool>()
     /// Calls queued and not yet made.
     private let queued = Atomic<Int>(0)
+    /// The kernel's id of the `sfx-events` thread, 0 before it runs.
+    let threadID = Atomic<Int32>(0)
     private var reportedRealtime = false
     private var reportedLost = 0
     /// The backlog at which `.deliveryBehind` is reported next; doubles each time, back to the
@@ -201,6 +203,7 @@ final class EventDelivery: @unchecked Sendable {
 
     private func run() {
         defer { finished.signal() }
+        threadID.store(sfx_gettid(), ordering: .releasing)
         var pace = Pace()
         var poked = false
         while !state.withLock({ $0.stopped }) {

@@ -29,7 +29,6 @@ extension OutputThread {
     func rewindLoop<Device: PlaybackDevice>(_ device: Device, history: RewindHistory) -> Ending {
         setPriority(realtime: true)
         let period = device.parameters.periodFrames
-        let channels = device.parameters.channels
         let bufferFrames = device.parameters.bufferFrames
         let guardFrames = RewindMode.guardFrames(sampleRate: device.parameters.sampleRate)
         var granularity = device.parameters.periodFrames
@@ -85,31 +84,29 @@ extension OutputThread {
             // Where the device's pointer was, by the room just read: what the commit below may
             // let go of (the pointer never leads the DAC), without asking the device again.
             let played = mixer.frameTime - (bufferFrames - available)
-            // Every free period is rendered, a snapshot before each, and the lot is written at
-            // once: one write (one position update of the device) per wake-up, however many
-            // periods it fills.
-            let periods = min(available / period, scratchFrames / period)
-            if periods > 0 {
-                for n in 0..<periods {
-                    if fillTakesCommands, takeCommandsRewinding(history) {
-                        hadCommands = true
-                        lastCommandFrame = mixer.frameTime
-                        lastPlacement.store(mixer.frameTime, ordering: .releasing)
-                    }
-                    history.save(mixer)
-                    mixer.render(into: scratch + n * period * channels, frameCount: period)
-                    postEvents(history)
-                    idle = (hadCommands || commands.count > 0 || mixer.activeVoiceCount > 0) ? 0 : idle + period
+            // Every free period, a snapshot before each, written a period at a time (as a
+            // plugin expects: ALSA's `pulse` plugin shows a one-write buffer as nothing
+            // rewindable, where period writes show its real behaviour, a rewind it ignores).
+            while available >= period {
+                if fillTakesCommands, takeCommandsRewinding(history) {
+                    hadCommands = true
+                    lastCommandFrame = mixer.frameTime
+                    lastPlacement.store(mixer.frameTime, ordering: .releasing)
                 }
-                let result = device.write(scratch, frames: periods * period)
+                history.save(mixer)
+                mixer.render(into: scratch, frameCount: period)
+                postEvents(history)
+                let result = device.write(scratch, frames: period)
                 if result < 0 {
                     if let ending = failRewinding(device, Int32(result), &streak, opened: opened, history) { return ending }
-                } else {
-                    streak = Streak()
-                    written += result
-                    framesRendered.wrappingAdd(result, ordering: .relaxed)
-                    if written >= wellPlayedFrames { playedWell = true }
+                    break
                 }
+                streak = Streak()
+                written += period
+                framesRendered.wrappingAdd(period, ordering: .relaxed)
+                if written >= wellPlayedFrames { playedWell = true }
+                available -= period
+                idle = (hadCommands || commands.count > 0 || mixer.activeVoiceCount > 0) ? 0 : idle + period
             }
             // The probe, as soon as the buffer is first full: the engine waits for its verdict
             // before it hands itself out (`waitForRewindVerdict`).

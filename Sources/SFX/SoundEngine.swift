@@ -177,7 +177,7 @@ public final class SoundEngine: @unchecked Sendable {
     /// The output thread, for tests that look at where commands were placed.
     var outputThread: OutputThread { output }
     private let commands: CommandQueue
-    private let delivery: EventDelivery
+    let delivery: EventDelivery
     private let nextVoice = Atomic<UInt64>(1)
     private let closed = Atomic<Bool>(false)
     private let outputMixer = Mutex<MixerControl?>(nil)

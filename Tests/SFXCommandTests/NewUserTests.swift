@@ -99,9 +99,9 @@ final class NewUserTests: CommandTestCase {
         let verbose = try sfx("play", "tock", "-v")
         XCTAssertEqual(verbose.status, 0, verbose.stderr)
         XCTAssertTrue(verbose.stdout.contains("sfx's virtual card (a card or plain ALSA device)"), verbose.stdout)
-        // Rewind mode, the default: a 20 ms buffer or more (512 × 3), plays started by rewinding;
-        // the virtual card's pointer moves per period, so the same buffer in periods of 128.
-        XCTAssertTrue(verbose.stdout.contains("period 128 × 12 = buffer 1536 frames, latency ≤"), verbose.stdout)
+        // Rewind mode, the default: periods of 128 frames (the virtual card's pointer moves per
+        // period), a buffer of twice the 20 ms kept at each wake-up, plays started by rewinding.
+        XCTAssertTrue(verbose.stdout.contains("period 128 × 16 = buffer 2048 frames, latency ≤"), verbose.stdout)
         XCTAssertTrue(verbose.stdout.contains("rewind active, pointer granularity 128 frames"), verbose.stdout)
         XCTAssertTrue(verbose.stdout.contains("SCHED_FIFO"), verbose.stdout)
     }

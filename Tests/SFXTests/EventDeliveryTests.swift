@@ -117,7 +117,10 @@ final class EventPaceTests: XCTestCase {
         let setup = try EngineOnCard(period: 480, periods: 3)
         defer { setup.close() }
         let loop = try setup.engine.load(buffer: RewindTests.sine(seconds: 0.1, frequency: 440), sampleRate: 48_000, channels: 1)
-        let thread = try XCTUnwrap(Self.thread(named: "sfx-events"), "the event thread is named")
+        XCTAssertTrue(eventually { setup.engine.delivery.threadID.load(ordering: .acquiring) != 0 })
+        let thread = setup.engine.delivery.threadID.load(ordering: .acquiring)
+        XCTAssertEqual(try String(contentsOfFile: "/proc/self/task/\(thread)/comm", encoding: .utf8), "sfx-events\n",
+                       "the event thread is named")
         for (loops, most) in [(30, 150), (-1, 25)] {
             let voice = setup.engine.play(loop, volume: 0.1, loops: loops)
             usleep(300_000)   // past the first notices
@@ -129,14 +132,6 @@ final class EventPaceTests: XCTestCase {
             // A command after the quiet spell is handed on: the stop completes.
             voice.stop()
             XCTAssertTrue(setup.engine.waitUntilIdle(timeout: .seconds(5)))
-        }
-    }
-
-    static func thread(named name: String) -> Int32? {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.compactMap(Int32.init).first { tid in
-            (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8))?
-                .trimmingCharacters(in: .whitespacesAndNewlines) == name
         }
     }
 
