@@ -19,6 +19,9 @@ struct BenchOptions {
     /// `--cpu-rounds N`: only the one-voice CPU rows of `--rewind-rounds` (sfx in rewind mode and
     /// classic, OpenAL Soft at its default), N rounds, with the share of each of sfx's threads.
     var cpuRounds = 0
+    /// `--render FILE`: no measurement; a saved `latest.json` analysed again with this build's
+    /// goals and written back with its `latest.md` beside it (after a change to the report).
+    var render: URL?
     /// `--pointer period|frame`: how the virtual card's playback pointer moves (per period unless
     /// told), for every client.
     var pointer = VirtualCard.PointerGranularity.period
@@ -65,7 +68,7 @@ struct BenchOptions {
     static let loadPeriods = [64, 128]
     static let cueCount = 100
 
-    static let usage = "usage: sfx-bench --probes DIR [--results DIR] [--quick] [--repeat N] [--load-rounds N] [--latency-rounds N [--period P]] [--rewind-rounds N] [--cpu-rounds N] [--pointer period|frame]"
+    static let usage = "usage: sfx-bench --probes DIR [--results DIR] [--quick] [--repeat N] [--load-rounds N] [--latency-rounds N [--period P]] [--rewind-rounds N] [--cpu-rounds N] [--pointer period|frame] [--render latest.json]"
 
     init(arguments: [String]) throws {
         var probes: URL?
@@ -88,6 +91,9 @@ struct BenchOptions {
                     throw BenchError("--pointer needs period or frame; \(Self.usage)")
                 }
                 pointer = kind
+            case "--render":
+                guard let value = rest.popFirst() else { throw BenchError("--render needs a saved latest.json; \(Self.usage)") }
+                render = URL(filePath: value)
             case "--repeat":
                 guard let value = rest.popFirst(), let n = Int(value), n > 0 else { throw BenchError("--repeat needs a positive count of runs; \(Self.usage)") }
                 repeatCount = n

@@ -33,6 +33,8 @@ struct BenchReport: Codable {
 
     var machine: Machine
     var quick: Bool
+    /// How the virtual card's playback pointer moved in this run (`--pointer`): "period" or "frame".
+    var cardPointer: String?
     /// The smallest-stable rule as this run applied it, for the table.
     var stableRule = ""
     var latency: [LatencyRow] = []
@@ -70,6 +72,16 @@ struct BenchReport: Codable {
     }
 
     func cpuFit(_ client: String) -> CPUFit? { cpuFits.first { $0.client == client } }
+
+    /// sfx in rewind mode with one looping voice: its windows' mean (nil without windows).
+    var rewindIdle: SampleMean? {
+        SampleMean(cpu.filter { $0.client == "sfx (rewind)" }.map(\.coreShare))
+    }
+
+    /// OpenAL Soft at its default with one looping voice: its windows' mean.
+    var openALIdle: SampleMean? {
+        SampleMean(cpu.filter { $0.client == Peer.openAL.displayName && $0.voices == 1 }.map(\.coreShare))
+    }
 
     /// The floor playing silence at sfx's default period: the card's own cost, windows pooled.
     var cardBaseline: SampleMean? {
@@ -135,6 +147,27 @@ struct BenchReport: Codable {
                               verdict: .atMost(difference, 0.02)))
         } else {
             goals.append(Goal(goal: above, figures: "a fit or the floor's windows are missing", verdict: .notJudged))
+        }
+        if let sfx = latency("sfx (rewind)", Latency.rewindLabel), let base = latency("floor (rewind)", Latency.rewindLabel) {
+            let pointer = cardPointer.map { " (the card's pointer per \($0))" } ?? ""
+            goals.append(Goal(goal: "sfx in rewind mode: p50 ≤ 1.5 ms and p95 ≤ 2 ms trigger → DAC with a ≥ 20 ms buffer\(pointer)",
+                              figures: "\(sfx.setting?.text ?? "?"): p50 \(format(sfx.milliseconds.p50)), p95 \(format(sfx.milliseconds.p95)) ms; floor (rewind) \(format(base.milliseconds.p50)), \(format(base.milliseconds.p95))",
+                              verdict: .holds(sfx.milliseconds.p50 <= 1.5 && sfx.milliseconds.p95 <= 2)))
+        }
+        let rewindCPU = "sfx in rewind mode, one voice: CPU ≤ OpenAL Soft's at its default"
+        if let rewind = rewindIdle, let openAL = openALIdle, let own = rewind.interval(level: CPUFit.combinedLevel),
+           let theirs = openAL.interval(level: CPUFit.combinedLevel) {
+            let difference = own.minus(theirs)
+            goals.append(Goal(goal: rewindCPU,
+                              figures: "\(format(rewind.mean * 100, digits: 3)) vs \(format(openAL.mean * 100, digits: 3)) % of a core (\(rewind.count) and \(openAL.count) windows); sfx − OpenAL Soft \(format((rewind.mean - openAL.mean) * 100, digits: 3)) [\(format(difference.low * 100, digits: 3)), \(format(difference.high * 100, digits: 3))] %",
+                              verdict: .atMost(difference, 0)))
+        } else {
+            goals.append(Goal(goal: rewindCPU, figures: "too few windows", verdict: .notJudged))
+        }
+        if let sfx = underLoad.first(where: { $0.client == "sfx (rewind)" }), let base = underLoad.first(where: { $0.client == "floor (rewind)" }) {
+            goals.append(Goal(goal: "sfx xruns under load ≤ the floor's in rewind mode",
+                              figures: "\(sfx.xruns) vs \(base.xruns) in \(format(sfx.seconds, digits: 0)) s",
+                              verdict: .holds(sfx.xruns <= base.xruns)))
         }
         for period in BenchOptions.loadPeriods {
             guard let sfx = underLoad.first(where: { $0.client == "sfx" && $0.period == period }),

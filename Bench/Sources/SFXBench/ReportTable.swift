@@ -126,6 +126,12 @@ extension BenchReport {
         if let baseline, let setting = cpu.first(where: { $0.client == Peer.floor.displayName })?.setting {
             lines += ["", "Floor: the floor client playing silence at \(setting.text), \(baseline.count) window\(baseline.count == 1 ? "" : "s"): \(CPUFit.percent(baseline.mean, baseline.interval(level: CPUFit.level), unit: " %")) of a core — the virtual card's own work (it consumes and times every frame in the client's process, as hardware would by DMA) and ALSA's write path, paid by every client at its period."]
         }
+        let rewindRows = cpu.filter { $0.client == "sfx (rewind)" }
+        if let rewind = rewindIdle, let setting = rewindRows.first?.setting?.text {
+            let thread = SampleMean(rewindRows.compactMap(\.outputThreadShare)).map { ", the output thread \(format($0.mean * 100, digits: 3)) %" } ?? ""
+            let openAL = openALIdle.map { "; OpenAL Soft at its default, K=1: \(CPUFit.percent($0.mean, $0.interval(level: CPUFit.level), unit: " %"))" } ?? ""
+            lines += ["", "sfx in rewind mode (\(setting)), one looping voice, \(rewind.count) window\(rewind.count == 1 ? "" : "s") interleaved with the others: \(CPUFit.percent(rewind.mean, rewind.interval(level: CPUFit.level), unit: " %")) of a core\(thread)\(openAL)."]
+        }
         lines += ["", "sfx offline render (OfflineMix), \(offlineVoices) looping voices: \(format(offlineAudioSecondsPerCPUSecond, digits: 1)) s of audio per CPU second."]
         return lines
     }

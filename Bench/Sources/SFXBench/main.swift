@@ -18,6 +18,7 @@ func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
     defer { try? FileManager.default.removeItem(at: scratch) }
     let start = Meter.now()
     var report = BenchReport(machine: .current(command: options.command), quick: options.quick)
+    report.cardPointer = options.pointer.rawValue
     report.stableRule = "Rule, the same for every client: settings of \(BenchOptions.stablePeriods.map(String.init).joined(separator: ", ")) frames × 2 and × 3 periods, smallest buffer first; a trial of \(options.trialTriggers) triggers that is not clean drops a setting; a setting is stable after \(options.stableRuns) consecutive clean runs of \(options.triggers) triggers (no xrun, every click heard once), and dropped at its first run that is not clean. OpenAL Soft starts at 64 frames (its minimum period_size); SDL_mixer is offered 2 periods only (SDL's ALSA driver takes the fewest the device allows, and its API cannot ask for 3)."
 
     stage("preload of \(BenchOptions.cueCount) cues")
@@ -153,6 +154,17 @@ do {
     }
     if options.loadRounds > 0 {
         try runLoadRounds(options)
+        exit(0)
+    }
+    if let saved = options.render {
+        // A saved run read again: its fits and goals computed anew, its tables printed and written.
+        var report = try JSONDecoder().decode(BenchReport.self, from: Data(contentsOf: saved))
+        if report.cardPointer == nil { report.cardPointer = options.pointer.rawValue }
+        report.analyse()
+        let table = report.markdown()
+        print(table, terminator: "")
+        try report.json().write(to: saved)
+        try Data(table.utf8).write(to: saved.deletingPathExtension().appendingPathExtension("md"))
         exit(0)
     }
     if options.rewindRounds > 0 || options.cpuRounds > 0 {
