@@ -82,6 +82,9 @@ final class OutputThread: @unchecked Sendable {
     let rewoundFrames = Atomic<Int>(0)
     /// The device pointer's granularity in frames, measured at the last probe (0 before).
     let pointerGranularity = Atomic<Int>(0)
+    /// Whether the device's delay followed its DAC frame by frame at the last probe: rewinds then
+    /// need no slack for the pointer's granularity.
+    let delayFollowsDAC = Atomic<Bool>(false)
     /// The device's pointer moves per period: it is (re)opened with `RewindMode.coarseRequest`.
     /// Output thread only.
     var coarsePointer = false

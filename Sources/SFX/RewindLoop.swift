@@ -112,8 +112,12 @@ extension OutputThread {
             // before it hands itself out (`waitForRewindVerdict`).
             if !verified, written >= bufferFrames {
                 if !measured {
-                    granularity = measureGranularity(device)
-                    pointerGranularity.store(granularity, ordering: .releasing)
+                    let position = measurePosition(device)
+                    pointerGranularity.store(position.pointer, ordering: .releasing)
+                    delayFollowsDAC.store(position.delayFollowsDAC, ordering: .releasing)
+                    // A delay that follows the DAC says where the DAC is whatever the pointer
+                    // does: no slack for the pointer is needed then.
+                    granularity = position.delayFollowsDAC ? 0 : position.pointer
                     measured = true
                 }
                 switch startByRewinding(device, history, guardFrames: guardFrames, granularity: granularity, probe: true) {
@@ -235,37 +239,60 @@ extension OutputThread {
         return outcome
     }
 
-    /// How coarsely the device's pointer moves, in frames: samples `available` 48 times over
-    /// 1.25 periods (the buffer is full, so nothing runs dry; at least one period passes, so a
-    /// pointer that moves per period moves once at least) and compares each step with the
-    /// frames the clock says passed. A pointer that follows the DAC steps by about that much
-    /// (within 2 frames: rounding and the read of the clock): granularity 1. Otherwise it moves
-    /// in jumps, and the largest step seen is the granularity (a late sample that spans two
-    /// jumps only overstates it, which costs latency, not frames). A device that says its
-    /// position moves in batches counts as a period at least.
-    func measureGranularity<Device: PlaybackDevice>(_ device: Device) -> Int {
+    /// How precisely the device says where its DAC is (`measurePosition`).
+    struct PositionPrecision {
+        /// How coarsely the pointer moves, in frames (1: it follows the DAC).
+        var pointer: Int
+        /// Whether `snd_pcm_delay` follows the DAC frame by frame, whatever the pointer does.
+        var delayFollowsDAC: Bool
+    }
+
+    /// How coarsely the device's pointer moves, in frames (`measurePosition`'s pointer).
+    func measureGranularity<Device: PlaybackDevice>(_ device: Device) -> Int { measurePosition(device).pointer }
+
+    /// How precisely the device reports its position: samples `available` and `delay` 48 times
+    /// over 1.25 periods (the buffer is full and nothing is written meanwhile, so nothing runs
+    /// dry and the delay only falls; at least one period passes, so a pointer that moves per
+    /// period moves once at least) and compares each step with the frames the clock says passed.
+    ///
+    /// A pointer that follows the DAC steps by about that much (within 2 frames: rounding and
+    /// the read of the clock): granularity 1. Otherwise it moves in jumps, and the largest step
+    /// seen is the granularity (a late sample that spans two jumps only overstates it, which
+    /// costs latency, not frames). A device that says its position moves in batches counts as a
+    /// period at least. The delay is judged the same way: a delay that falls with the clock
+    /// within 2 frames at every sample follows the DAC (an HDA card's, a card that interpolates
+    /// between period interrupts, the virtual card's); one that falls in steps does not, and
+    /// then the pointer's granularity is what a rewind must keep clear of.
+    func measurePosition<Device: PlaybackDevice>(_ device: Device) -> PositionPrecision {
         let parameters = device.parameters
         let rate = Double(parameters.sampleRate)
         let samples = 48
         let interval = 1.25 * Double(parameters.periodFrames) / rate / Double(samples)
         var pause = timespec(tv_sec: 0, tv_nsec: Int(interval * 1e9))
         var last = device.available()
+        var lastDelay = device.delay()
         var lastTime = monotonicSeconds()
-        if last < 0 { return parameters.periodFrames }
+        if last < 0 { return PositionPrecision(pointer: parameters.periodFrames, delayFollowsDAC: false) }
         var largestStep = 0
         var largestExcess = 0.0
+        var largestDelayError = lastDelay < 0 ? Double.infinity : 0
         for _ in 0..<samples {
             nanosleep(&pause, nil)
             let now = device.available()
+            let delay = device.delay()
             let time = monotonicSeconds()
             if now < 0 { break }
+            let elapsed = (time - lastTime) * rate
             largestStep = max(largestStep, now - last)
-            largestExcess = max(largestExcess, Double(now - last) - (time - lastTime) * rate)
+            largestExcess = max(largestExcess, Double(now - last) - elapsed)
+            largestDelayError = delay < 0 ? .infinity : max(largestDelayError, abs(Double(lastDelay - delay) - elapsed))
             last = now
+            lastDelay = delay
             lastTime = time
         }
         let granularity = largestExcess <= 2 ? 1 : max(1, largestStep)
-        return device.positionIsBatched ? max(granularity, parameters.periodFrames) : granularity
+        return PositionPrecision(pointer: device.positionIsBatched ? max(granularity, parameters.periodFrames) : granularity,
+                                 delayFollowsDAC: largestDelayError <= 2)
     }
 
     /// Renders from the restored snapshot up to `frame` without writing: the same samples as the

@@ -159,12 +159,16 @@ public final class SoundEngine: @unchecked Sendable {
         public var rewoundFrames: Int = 0
         /// Rewind mode: how many frames the device's pointer moves at a time, as measured when
         /// rewind mode was tried (1: it follows the DAC; a period: it moves per period), 0 before.
-        /// Rewinds stay this far clear of the pointer, besides the guard.
+        /// Rewinds stay this far clear of the pointer, besides the guard, unless `delayFollowsDAC`.
         public var pointerGranularity: Int = 0
+        /// Rewind mode: whether the device's delay followed its DAC frame by frame when measured;
+        /// rewinds then go to the guard ahead of the DAC by the delay, whatever the pointer does.
+        public var delayFollowsDAC: Bool = false
 
         public var description: String {
             let rt = realtimeGranted.map { $0 ? "SCHED_FIFO" : "normal priority (SCHED_FIFO refused)" } ?? "starting"
-            let pointer = pointerGranularity > 0 ? ", pointer granularity \(pointerGranularity) frames" : ""
+            let pointer = pointerGranularity > 0
+                ? ", pointer granularity \(pointerGranularity) frames" + (delayFollowsDAC ? ", delay to the frame" : "") : ""
             return "\(parameters), latency ≤ \(latencyEstimate), \(xruns) xruns (\(startupXruns) at start-up), \(activeVoices) voices, \(rt), \(rewind)\(pointer)"
         }
     }
@@ -434,7 +438,8 @@ public final class SoundEngine: @unchecked Sendable {
         // Rewinding, a trigger reaches the DAC the guard after the thread wakes (and up to the
         // pointer's granularity more), plus the wake-up and the re-render (as much again allows
         // for both); else it waits behind the buffer.
-        let granularity = Double(output.pointerGranularity.load(ordering: .acquiring)) / Double(p.sampleRate)
+        let exactDelay = output.delayFollowsDAC.load(ordering: .acquiring)
+        let granularity = exactDelay ? 0 : Double(output.pointerGranularity.load(ordering: .acquiring)) / Double(p.sampleRate)
         let latency = rewinding ? 2 * RewindMode.guardSeconds + granularity
                                 : Double(p.bufferFrames + p.periodFrames) / Double(p.sampleRate)
         return Metrics(parameters: p, latencyEstimate: .nanoseconds(Int64(latency * 1e9)),
@@ -452,7 +457,8 @@ public final class SoundEngine: @unchecked Sendable {
                        memoryLocked: memoryLocked, rewind: rewind,
                        rewinds: output.rewinds.load(ordering: .relaxed),
                        rewoundFrames: output.rewoundFrames.load(ordering: .relaxed),
-                       pointerGranularity: output.pointerGranularity.load(ordering: .acquiring))
+                       pointerGranularity: output.pointerGranularity.load(ordering: .acquiring),
+                       delayFollowsDAC: exactDelay)
     }
 
     /// The output's Master (or PCM) playback switch and volume, read from its mixer now, or nil

@@ -74,6 +74,7 @@ struct EngineSession {
         return "\(p.device): \(p.format.rawValue) \(p.sampleRate) Hz \(p.channels) ch, period \(p.periodFrames) × \(count) "
             + "= buffer \(p.bufferFrames) frames, latency ≤ \(latency), \(priority), \(metrics.rewind)"
             + (metrics.pointerGranularity > 0 ? ", pointer granularity \(metrics.pointerGranularity) frames" : "")
+            + (metrics.delayFollowsDAC ? ", delay to the frame" : "")
     }
 
     /// Waits for every sound to end, closes the engine, and says where the virtual card's

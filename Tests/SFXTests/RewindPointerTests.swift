@@ -24,6 +24,8 @@ final class RewindPointerTests: XCTestCase {
                       "the card was told: avail_min 1,024")
         XCTAssertGreaterThanOrEqual(metrics.pointerGranularity, 128, "a period at a time")
         XCTAssertEqual(metrics.pointerGranularity % 128, 0, "whole periods")
+        XCTAssertTrue(metrics.delayFollowsDAC, "the card's delay follows its DAC: rewinds trust it, not the pointer")
+        XCTAssertLessThan(metrics.latencyEstimate, .milliseconds(3), "the guard and the wake-up, no period of slack")
 
         let tone = try setup.engine.load(buffer: RewindTests.sine(seconds: 0.05, frequency: 440), sampleRate: 48_000, channels: 1)
         let click = try setup.engine.load(buffer: SoundEngineTests.tone(seconds: 0.02), sampleRate: 48_000, channels: 1)
@@ -81,6 +83,19 @@ final class RewindPointerTests: XCTestCase {
         XCTAssertEqual(granularity % 96, 0, "whole steps (two when a read came late)")
     }
 
+    /// A delay computed from a stepped pointer steps too, and does not count as following the
+    /// DAC; a delay that follows the clock does, whatever the pointer does (the virtual card's).
+    func testTheDelayIsTrustedOnlyWhenItFollowsTheClock() throws {
+        let engine = try Self.nullEngine()
+        defer { engine.close() }
+        let stepped = engine.outputThread.measurePosition(try SteppedDevice(step: 96, batched: false))
+        XCTAssertGreaterThanOrEqual(stepped.pointer, 96)
+        XCTAssertFalse(stepped.delayFollowsDAC, "a delay that moves in steps of 96")
+        let smooth = engine.outputThread.measurePosition(try SteppedDevice(step: 96, batched: true, exactDelay: true))
+        XCTAssertGreaterThanOrEqual(smooth.pointer, 512, "a batch device: a period at least")
+        XCTAssertTrue(smooth.delayFollowsDAC, "its delay follows the clock")
+    }
+
     func testADeviceThatSaysItMovesInBatchesCountsAsAPeriodAtLeast() throws {
         let engine = try Self.nullEngine()
         defer { engine.close() }
@@ -123,22 +138,28 @@ private final class SteppedDevice: PlaybackDevice, @unchecked Sendable {
     private let step: Int
     private let start: UInt64
 
-    init(step: Int, batched: Bool) throws {
+    /// `exactDelay`: the delay follows the clock (the DAC) frame by frame, however the pointer
+    /// moves; otherwise it is computed from the pointer, as a batch device's is.
+    private let exactDelay: Bool
+
+    init(step: Int, batched: Bool, exactDelay: Bool = false) throws {
         parameters = try NullPlaybackDevice(PlaybackRequest(device: NullPlaybackDevice.name, periodFrames: 512, periodCount: 4)).parameters
         self.step = step
         positionIsBatched = batched
+        self.exactDelay = exactDelay
         start = VirtualCard.monotonicNanoseconds()
     }
 
-    func available() -> Int {
-        let played = Int((VirtualCard.monotonicNanoseconds() - start) * UInt64(parameters.sampleRate) / 1_000_000_000)
-        return min(played - played % step, parameters.bufferFrames)
+    private var played: Int {
+        min(Int((VirtualCard.monotonicNanoseconds() - start) * UInt64(parameters.sampleRate) / 1_000_000_000), parameters.bufferFrames)
     }
+
+    func available() -> Int { played - played % step }
 
     func wait(timeoutMilliseconds: Int32) -> Int32 { 1 }
     func write(_ samples: UnsafePointer<Float>, frames: Int) -> Int { frames }
     func recover(_ error: Int32) -> Int32 { 0 }
-    func delay() -> Int { parameters.bufferFrames - available() }
+    func delay() -> Int { parameters.bufferFrames - (exactDelay ? played : available()) }
     func drain() {}
     func drop() {}
     func close() {}
