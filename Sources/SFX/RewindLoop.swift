@@ -19,7 +19,7 @@ import SFXDevice
 /// stop or a fade is heard a millisecond after it is asked for too.
 ///
 /// Right after the buffer is first filled, the loop measures how coarsely the device's pointer
-/// moves (`measureGranularity`). Then the first rewind, a probe, checks that the device
+/// moves and whether its delay follows the DAC (`measurePosition`). Then the first rewind, a probe, checks that the device
 /// rewinds at all (`rewindable` > 0) and that its delay dropped by what was rewound (a device
 /// that answers a rewind and plays everything written anyway is not rewound again); otherwise
 /// the loop ends with `.fallBack` and the engine reopens the device for the classic path. A
@@ -219,7 +219,9 @@ extension OutputThread {
     /// device's pointer (`end - rewindable`, read fresh) may lag the DAC by up to `granularity`
     /// frames, and its delay says where the DAC is as far as the device knows: the rewind point
     /// is the guard past the later of pointer + granularity and the DAC by the delay, and never
-    /// before the last command applied. Negative `delay` or `rewindable`: that call failed.
+    /// before the last command applied. `granularity` is 0 where the delay was measured to follow
+    /// the DAC: the later of the two is then the DAC. Negative `delay` or `rewindable`: that call
+    /// failed.
     private func rewindPoint<Device: PlaybackDevice>(_ device: Device, end: Int, guardFrames: Int,
                                                      granularity: Int) -> (target: Int, delay: Int, rewindable: Int) {
         let available = device.available()   // a fresh pointer for `rewindable`

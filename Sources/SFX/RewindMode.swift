@@ -71,18 +71,21 @@ public enum RewindRefusal: Sendable, Equatable, CustomStringConvertible {
 /// The virtual card logs any frame written after the DAC passed it (`lost`), and the rewind
 /// tests check that none was.
 ///
-/// **The pointer's granularity** (`OutputThread.measureGranularity`): the position a device
+/// **The pointer's granularity** (`OutputThread.measurePosition`): the position a device
 /// reports can lag its DAC. An HDA card reads its DMA position to the frame, USB moves per URB
 /// (about 1 ms), and a card whose pointer moves on period interrupts (SNDRV_PCM_INFO_BATCH, the
 /// virtual card's default) lags by up to a whole period after a wake-up that is not a period's,
-/// which is every command's. So the engine samples the pointer at its probe and rewinds only
-/// to pointer + granularity + guard (and never before its delay + guard). A pointer coarser than
+/// which is every command's. So the engine samples the pointer and the delay at its probe. Where
+/// the delay follows the DAC frame by frame (it falls with the clock between samples, as on a
+/// card that interpolates its position and on the virtual card), a rewind goes to the guard
+/// ahead of the DAC by the delay, whatever the pointer does. Otherwise (a delay computed from the
+/// same coarse pointer) it rewinds only to pointer + granularity + guard. A pointer coarser than
 /// `coarsePeriodSeconds` (128 frames, 2.7 ms at 48 kHz) would cost that much latency on every
-/// play, so rewind mode opens devices with periods of that size from the start (a play then
-/// reaches the DAC 1 to 3.7 ms after the wake-up on any pointer instead of up to 11.7 ms with
+/// play then, so rewind mode opens devices with periods of that size from the start (a play
+/// reaches the DAC 1 to 3.7 ms after the wake-up on such a device instead of up to 11.7 ms with
 /// 512-frame periods): finding a coarse pointer first and reopening the device then showed a
 /// sound server, the virtual card's recordings and a daemon's clients two streams where there is
-/// one. Small periods cost nothing by themselves now that the thread wakes every 7 of them.
+/// one. Small periods cost nothing by themselves now that the thread wakes every 8 of them.
 enum RewindMode {
     static let guardSeconds = 0.001
     static let minimumBufferSeconds = 0.020
