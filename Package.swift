@@ -23,8 +23,9 @@ let package = Package(
         .executable(name: "sfx-front", targets: ["SFXFront"]),
         .executable(name: "sfx-bench", targets: ["SFXBench"]),
         .executable(name: "sfx-fuzz", targets: ["SFXFuzz"]),
-        // The virtual sound card: an ALSA external plugin (ioplug PCM + ctl_ext mixer).
-        .library(name: "sfxcard", type: .dynamic, targets: ["SFXCard"]),
+        // The virtual sound card: an ALSA external plugin (ioplug PCM + ctl_ext mixer), linked
+        // without the Swift runtime (SFXCardPlugin).
+        .library(name: "sfxcard", type: .dynamic, targets: ["SFXCardPlugin"]),
         // For games' own tests: the virtual card (VirtualCard) and, in the same library, its plugin,
         // so a test target that depends on it gets libSFXTesting.so built beside its test binary.
         .library(name: "SFXTesting", type: .dynamic, targets: ["SFXTesting"]),
@@ -47,6 +48,15 @@ let package = Package(
             cSettings: [.define("PIC"), .unsafeFlags(["-fvisibility=default"])],
             linkerSettings: [.linkedLibrary("asound"), .linkedLibrary("m"), .linkedLibrary("sndfile"), .linkedLibrary("soxr")]
         ),
+
+        // libsfxcard.so as ALSA loads it into any client (aplay too): C alone. swiftc, which links
+        // every product, would add the Swift runtime (libswiftCore.so, about 2 ms to load and start
+        // in a C program, as much as all of aplay) and its start-up object; -nostartfiles leaves
+        // the object out and -static-stdlib takes the runtime from archives, of which nothing is
+        // used, so nothing is linked. These flags are this product's alone: SFXTesting, which
+        // holds the plugin beside Swift code, links the card without them.
+        .target(name: "SFXCardPlugin", dependencies: ["SFXCard"], publicHeadersPath: ".",
+                linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib"])]),
 
         // The virtual card's Swift side: writes its configuration, reads its recordings and events.
         .target(name: "SFXCardSupport", dependencies: ["CSFXSystem", "SFXSystem"]),
