@@ -46,7 +46,9 @@ let package = Package(
         .target(
             name: "SFXCard",
             cSettings: [.define("PIC"), .unsafeFlags(["-fvisibility=default"])],
-            linkerSettings: [.linkedLibrary("asound"), .linkedLibrary("m"), .linkedLibrary("sndfile"), .linkedLibrary("soxr")]
+            // libsndfile and libsoxr (a capture file's decoding and resampling) are loaded when a
+            // capture stream with a file opens: pcm.c.
+            linkerSettings: [.linkedLibrary("asound"), .linkedLibrary("m")]
         ),
 
         // libsfxcard.so as ALSA loads it into any client (aplay too): C alone. swiftc, which links

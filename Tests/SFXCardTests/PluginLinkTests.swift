@@ -31,4 +31,13 @@ final class PluginLinkTests: XCTestCase {
         XCTAssertEqual(needed.filter { $0.hasPrefix("libswift") || $0.hasPrefix("libFoundation") || $0 == "libdispatch.so" }, [],
                        "\(plugin.path) loads the Swift runtime into every client that opens the card")
     }
+
+    /// libsndfile and libsoxr (with FLAC, Vorbis, Opus, MPEG and OpenMP under them) are for a
+    /// capture file, loaded when a capture stream with one opens; recordings are written by the
+    /// card itself (recording.c). CaptureTests and FormatTests show both still work.
+    func testThePluginLoadsNoCodecLibraryUntilACaptureFileIsRead() throws {
+        let plugin = try VirtualCard.locatePlugin()
+        let needed = try Self.neededLibraries(of: plugin)
+        XCTAssertEqual(needed.filter { $0.hasPrefix("libsndfile") || $0.hasPrefix("libsoxr") }, [], "\(plugin.path) needs \(needed)")
+    }
 }
