@@ -12,6 +12,10 @@
 //   7. Front ends  the C API (CSFXAPI's sfx.h, SFXC, the product libsfx.so); the `sfx` command, the sound generator
 import PackageDescription
 
+// The targets that import FoundationNetworking, or a module that does, leave libcurl out of their
+// link: CSFXCurl loads it on first use (see curl.c), so `sfx` does not load it at every start.
+let curlOnDemand: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-autolink-library", "-Xfrontend", "curl"])]
+
 let package = Package(
     name: "sfx",
     products: [
@@ -43,6 +47,8 @@ let package = Package(
         // to load); CSFXFFmpeg loads them on first use and defines the functions sfx calls.
         .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
         .target(name: "CSFXFFmpeg", dependencies: ["CFFmpeg"]),
+        // libcurl's functions as FoundationNetworking calls them, loading libcurl.so.4 at the first call.
+        .target(name: "CSFXCurl"),
         .target(
             name: "SFXCard",
             cSettings: [.define("PIC"), .unsafeFlags(["-fvisibility=default"])],
@@ -71,7 +77,7 @@ let package = Package(
         .target(name: "SFXSystem", dependencies: ["CSFXSystem"]),
         .target(name: "CSFXALSA", linkerSettings: [.linkedLibrary("asound")]),
         // Sound servers: libpulse introspection (PulseAudio, or PipeWire through pipewire-pulse).
-        .target(name: "CSFXPulse", linkerSettings: [.linkedLibrary("pulse"), .linkedLibrary("asound")]),
+        .target(name: "CSFXPulse", linkerSettings: [.linkedLibrary("asound")]),   // libpulse: loaded on first use
 
         // Test support: counts heap calls made on one chosen thread (the real-time thread).
         .target(name: "CAllocationTrap", path: "Tests/Support/CAllocationTrap"),
@@ -83,7 +89,8 @@ let package = Package(
         .target(name: "SFXSoundDesign"),
         // Keeps libmpg123 (under libsndfile) from printing to stderr: see mpg123_quiet.c.
         .target(name: "CSFXMedia"),
-        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CEBUR128", "CFFmpeg", "CSFXFFmpeg", "CSFXMedia", "SFXSystem"]),
+        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CEBUR128", "CFFmpeg", "CSFXFFmpeg", "CSFXCurl", "CSFXMedia", "SFXSystem"],
+                swiftSettings: curlOnDemand),
 
         // 4. Device.
         .target(name: "SFXDevice", dependencies: ["SFXCore", "CALSA", "CSFXALSA", "CSFXPulse"]),
@@ -94,7 +101,8 @@ let package = Package(
         .target(name: "SFXHaptics", dependencies: ["CSFXHaptics", "CGPIOD", "CSFXSystem"]),
 
         // 6. Engine.
-        .target(name: "SFX", dependencies: ["SFXCore", "SFXMedia", "SFXSoundDesign", "SFXDevice", "SFXHaptics", "CSFXSystem"]),
+        .target(name: "SFX", dependencies: ["SFXCore", "SFXMedia", "SFXSoundDesign", "SFXDevice", "SFXHaptics", "CSFXSystem"],
+                swiftSettings: curlOnDemand),
 
         // 7. Front ends. The C API: sfx.h and what needs no engine in C, the rest in Swift
         // (@_cdecl). The SONAME flag is SFXC's alone: no other product links SFXC.
@@ -105,9 +113,15 @@ let package = Package(
                                                "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/SFXC/libsfx.map"])]),
         // The daemon (`sfx serve`): its wire protocol in C (shared with the front), server and client.
         .target(name: "CSFXProtocol"),
-        .target(name: "SFXDaemon", dependencies: ["SFX", "CSFXProtocol", "CSFXSystem"]),
+        .target(name: "SFXDaemon", dependencies: ["SFX", "CSFXProtocol", "CSFXSystem"], swiftSettings: curlOnDemand),
         .executableTarget(name: "SFXFront", dependencies: ["CSFXProtocol"]),
-        .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport", "SFXDaemon"]),
+        // The Swift program links the Swift runtime and Foundation statically: loading and
+        // relocating them as shared libraries took about 7 of the 21 ms before its first line ran
+        // (sfx-bench --exec). The modules are compiled against the toolchain's shared-library
+        // modules, whose link entries name fewer archives than the static ones need: the group
+        // names them all. (script/install copies the program alone; it needs no Swift runtime.)
+        .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport", "SFXDaemon"], swiftSettings: curlOnDemand,
+                          linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "--start-group", "-lFoundation", "-lCoreFoundation", "-l_FoundationICU", "-lFoundationEssentials", "-lFoundationInternationalization", "-lFoundationNetworking", "-l_CFURLSessionInterface", "-l_FoundationCShims", "-l_FoundationCollections", "-lswiftDispatch", "-ldispatch", "-lBlocksRuntime", "-lswiftSynchronization", "-lswift_Concurrency", "-lswift_StringProcessing", "-lswift_RegexParser", "-lswiftGlibc", "-lswiftCore", "-Xlinker", "--end-group"])]),
         .executableTarget(name: "SFXMakeSounds", dependencies: ["SFXSoundDesign"]),
         // The benchmarks: sfx beside OpenAL Soft, SDL_mixer and a raw-ALSA floor (Bench/run).
         .executableTarget(name: "SFXBench", dependencies: ["SFX", "SFXCardSupport", "SFXBenchMethod"], path: "Bench/Sources/SFXBench"),
