@@ -45,7 +45,10 @@ struct EngineSession {
         // the thread's priority, so it starts at once there.
         configuration.deferredStart = deferStart && !options.verbose
         configuration.idleTimeout = idleTimeout
-        configuration.rewind = rewind
+        // Rewind mode starts plays sooner on a running stream; a play queued before the stream
+        // starts gains nothing from it, and its set-up (the history of mixer states) would delay
+        // the first period. So a deferred start takes the classic path.
+        configuration.rewind = rewind && !configuration.deferredStart
         do {
             engine = try SoundEngine(configuration: configuration)
         } catch let error as ALSAError {
