@@ -61,10 +61,11 @@ let package = Package(
         // every product, would add the Swift runtime (libswiftCore.so, about 2 ms to load and start
         // in a C program, as much as all of aplay) and its start-up object; -nostartfiles leaves
         // the object out and -static-stdlib takes the runtime from archives, of which nothing is
-        // used, so nothing is linked. These flags are this product's alone: SFXTesting, which
-        // holds the plugin beside Swift code, links the card without them.
+        // used, so nothing is linked; the libstdc++ its arguments name is linked only if needed
+        // (Sources/SFXCardPlugin/link), and it is not. These flags are this product's alone:
+        // SFXTesting, which holds the plugin beside Swift code, links the card without them.
         .target(name: "SFXCardPlugin", dependencies: ["SFXCard"], publicHeadersPath: ".",
-                linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib"])]),
+                linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib", "-L\(Context.packageDirectory)/Sources/SFXCardPlugin/link"])]),
 
         // The virtual card's Swift side: writes its configuration, reads its recordings and events.
         .target(name: "SFXCardSupport", dependencies: ["CSFXSystem", "SFXSystem"]),

@@ -40,4 +40,12 @@ final class PluginLinkTests: XCTestCase {
         let needed = try Self.neededLibraries(of: plugin)
         XCTAssertEqual(needed.filter { $0.hasPrefix("libsndfile") || $0.hasPrefix("libsoxr") }, [], "\(plugin.path) needs \(needed)")
     }
+
+    /// All it loads is alsa-lib and the C library (not libstdc++, which swiftc's link of the
+    /// Swift runtime names: Sources/SFXCardPlugin/link).
+    func testThePluginLoadsOnlyAlsaLibAndTheCLibrary() throws {
+        let plugin = try VirtualCard.locatePlugin()
+        let needed = try Self.neededLibraries(of: plugin)
+        XCTAssertEqual(Set(needed).subtracting(["libasound.so.2", "libm.so.6", "libc.so.6"]), [], "\(plugin.path) needs \(needed)")
+    }
 }
