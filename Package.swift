@@ -41,8 +41,10 @@ let package = Package(
         // 1. C libraries from Debian.
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
-        .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
-        .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
+        // Headers only, like CFFmpeg: CSFXMedia loads libsoxr and libebur128 on first use, and
+        // CSFXHaptics libgpiod (linked, the three cost every command about 0.3 ms at start-up).
+        .systemLibrary(name: "CSoxr", providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(name: "CEBUR128", providers: [.apt(["libebur128-dev"])]),
         // FFmpeg's headers only: sfx does not link FFmpeg (its libraries cost every command ~35 ms
         // to load); CSFXFFmpeg loads them on first use and defines the functions sfx calls.
         .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
@@ -97,7 +99,7 @@ let package = Package(
         .target(name: "SFXDevice", dependencies: ["SFXCore", "CALSA", "CSFXALSA", "CSFXPulse"]),
 
         // 5. Haptics.
-        .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+        .systemLibrary(name: "CGPIOD", providers: [.apt(["libgpiod-dev"])]),   // headers only: see CSoxr
         .target(name: "CSFXHaptics"),
         .target(name: "SFXHaptics", dependencies: ["CSFXHaptics", "CGPIOD", "CSFXSystem"]),
 

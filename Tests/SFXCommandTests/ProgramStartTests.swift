@@ -3,9 +3,10 @@ import SFXMedia
 import XCTest
 
 /// What `sfx` loads before its first line runs (sfx-bench --exec measures the time): the Swift
-/// runtime and Foundation are linked into the program, and libcurl (Sources/CSFXCurl) and libpulse
-/// (Sources/CSFXPulse) are loaded at their first use, so neither is a dependency, while fetching a
-/// URL (through libcurl) still works.
+/// runtime and Foundation are linked into the program, and libcurl (Sources/CSFXCurl), libpulse
+/// (Sources/CSFXPulse), libsoxr, libebur128 (Sources/CSFXMedia/on_demand.c) and libgpiod
+/// (Sources/CSFXHaptics) are loaded at their first use, so none is a dependency, while fetching a
+/// URL (through libcurl) still works and a missing library is named when it is needed.
 final class ProgramStartTests: CommandTestCase {
     /// The program's DT_NEEDED entries, as `readelf -d` prints them.
     func neededLibraries() throws -> [String] {
@@ -23,29 +24,36 @@ final class ProgramStartTests: CommandTestCase {
         }
     }
 
-    func testTheProgramLinksNeitherTheSwiftRuntimeNorCurlNorPulse() throws {
+    func testTheProgramLinksNoSwiftRuntimeNorALibraryLoadedOnFirstUse() throws {
         let needed = try neededLibraries()
         XCTAssertTrue(needed.contains("libasound.so.2"), "\(needed)")
         let shared = needed.filter {
             $0.hasPrefix("libswift") || $0.hasPrefix("libFoundation") || $0.hasPrefix("lib_Foundation") || $0.hasPrefix("libdispatch")
-                || $0.hasPrefix("libcurl") || $0.hasPrefix("libpulse")
+                || $0.hasPrefix("libcurl") || $0.hasPrefix("libpulse") || $0.hasPrefix("libsoxr") || $0.hasPrefix("libebur128")
+                || $0.hasPrefix("libgpiod")
         }
         XCTAssertEqual(shared, [], "sfx loads these at every start")
+    }
+
+    /// 0.2 s of a 440 Hz tone at 0.25, 16-bit mono WAV at `rate`.
+    func writeTone(to url: URL, rate: Int) throws -> [Float] {
+        let tone = (0..<rate / 5).map { 0.25 * sin(Float($0) * 2 * .pi * 440 / Float(rate)) }
+        var wav = Data()
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { wav.append(contentsOf: $0) } }
+        wav.append(contentsOf: Array("RIFF".utf8)); append(UInt32(36 + tone.count * 2)); wav.append(contentsOf: Array("WAVE".utf8))
+        wav.append(contentsOf: Array("fmt ".utf8)); append(UInt32(16)); append(UInt16(1)); append(UInt16(1))
+        append(UInt32(rate)); append(UInt32(rate * 2)); append(UInt16(2)); append(UInt16(16))
+        wav.append(contentsOf: Array("data".utf8)); append(UInt32(tone.count * 2))
+        for sample in tone { append(Int16((sample * 32_767).rounded())) }
+        try wav.write(to: url)
+        return tone
     }
 
     /// An http URL goes through FoundationNetworking and libcurl, loaded at the first transfer.
     func testAURLPlaysThroughCurlLoadedOnFirstUse() throws {
         let served = scratch.appending(path: "served", directoryHint: .isDirectory)
         try FileManager.default.createDirectory(at: served, withIntermediateDirectories: true)
-        let tone = (0..<9_600).map { 0.25 * sin(Float($0) * 2 * .pi * 440 / 48_000) }
-        var wav = Data()
-        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { wav.append(contentsOf: $0) } }
-        wav.append(contentsOf: Array("RIFF".utf8)); append(UInt32(36 + tone.count * 2)); wav.append(contentsOf: Array("WAVE".utf8))
-        wav.append(contentsOf: Array("fmt ".utf8)); append(UInt32(16)); append(UInt16(1)); append(UInt16(1))
-        append(UInt32(48_000)); append(UInt32(96_000)); append(UInt16(2)); append(UInt16(16))
-        wav.append(contentsOf: Array("data".utf8)); append(UInt32(tone.count * 2))
-        for sample in tone { append(Int16((sample * 32_767).rounded())) }
-        try wav.write(to: served.appending(path: "tone.wav"))
+        let tone = try writeTone(to: served.appending(path: "tone.wav"), rate: 48_000)
 
         let server = Process()
         server.executableURL = URL(filePath: "/usr/bin/python3")
@@ -71,5 +79,27 @@ final class ProgramStartTests: CommandTestCase {
         let recording = try AudioDecoder(format: .standard).decode(contentsOf: URL(filePath: try XCTUnwrap(run.recording, run.stdout)))
         XCTAssertGreaterThanOrEqual(recording.frameCount, tone.count, "the tone reached the card")
         XCTAssertEqual(recording.samples.map(abs).max() ?? 0, 0.25, accuracy: 0.001)
+    }
+
+    /// Without libsoxr (its file hidden in a mount namespace), a tock at the card's rate plays and
+    /// a file that needs resampling says in one line what to install.
+    func testWithoutLibsoxrOnlyAFileToResampleFailsAndSaysWhatToInstall() throws {
+        guard getuid() == 0 else { throw XCTSkip("hiding libsoxr needs a mount namespace (root)") }
+        let candidates = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib", "/lib/x86_64-linux-gnu"].map { "\($0)/libsoxr.so.0" }
+        let soxr = try XCTUnwrap(candidates.first { FileManager.default.fileExists(atPath: $0) }, "libsoxr.so.0 is not installed")
+        let script = "mount --bind /dev/null '\(URL(filePath: soxr).resolvingSymlinksInPath().path)' || exit 97\nexec \"$0\" \"$@\""
+        func withoutSoxr(_ arguments: [String]) throws -> Run {
+            try sfx(["--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, Self.program.path] + arguments,
+                    program: URL(filePath: "/usr/bin/unshare"))
+        }
+        let tock = try withoutSoxr(["play", "tock"])
+        XCTAssertEqual(tock.status, 0, tock.stderr)
+        _ = try writeTone(to: scratch.appending(path: "tone44.wav"), rate: 44_100)
+        let resampled = try withoutSoxr(["play", "tone44.wav"])
+        XCTAssertEqual(resampled.status, 1, resampled.stderr)
+        let lines = resampled.stderr.split(separator: "\n").filter { !$0.contains("virtual card") }
+        XCTAssertEqual(lines.count, 1, resampled.stderr)
+        XCTAssertTrue(resampled.stderr.contains("libsoxr.so.0 cannot be loaded"), resampled.stderr)
+        XCTAssertTrue(resampled.stderr.contains("install Debian's libsoxr0"), resampled.stderr)
     }
 }
