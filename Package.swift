@@ -40,9 +40,9 @@ let package = Package(
     targets: [
         // 1. C libraries from Debian.
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
-        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
-        // Headers only, like CFFmpeg: CSFXMedia loads libsoxr and libebur128 on first use, and
-        // CSFXHaptics libgpiod (linked, the three cost every command about 0.3 ms at start-up).
+        .systemLibrary(name: "CSndFile", providers: [.apt(["libsndfile1-dev"])]),   // headers only: see CSoxr
+        // Headers only, like CFFmpeg: CSFXMedia loads libsndfile, libsoxr and libebur128 on first
+        // use, and CSFXHaptics libgpiod (linked, they cost every command about 1 ms at start-up).
         .systemLibrary(name: "CSoxr", providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(name: "CEBUR128", providers: [.apt(["libebur128-dev"])]),
         // FFmpeg's headers only: sfx does not link FFmpeg (its libraries cost every command ~35 ms
@@ -90,8 +90,10 @@ let package = Package(
 
         // 3. Media.
         .target(name: "SFXSoundDesign"),
-        // Keeps libmpg123 (under libsndfile) from printing to stderr: see mpg123_quiet.c.
-        .target(name: "CSFXMedia"),
+        // Keeps libmpg123 (under libsndfile) from printing to stderr: see mpg123_quiet.c; its
+        // mpg123_new must be the one libsndfile finds, also now that libsndfile is loaded on
+        // first use (on_demand.c) rather than linked, which made the linker export it.
+        .target(name: "CSFXMedia", linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=mpg123_new"])]),
         .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CEBUR128", "CFFmpeg", "CSFXFFmpeg", "CSFXCurl", "CSFXMedia", "SFXSystem"],
                 swiftSettings: curlOnDemand),
 

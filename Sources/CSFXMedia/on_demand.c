@@ -1,12 +1,13 @@
 /*
- * libsoxr (resampling) and libebur128 (loudness) on demand. Linked, they load at every start of
- * `sfx` (libsoxr with OpenMP's libgomp), about 0.3 ms before the first line runs, while most
- * commands never resample or measure loudness (a tock at the device's rate does neither). So the
- * functions SFXMedia calls are defined here, hidden in sfx's own image: each goes through a
- * pointer that the first call fills (dlopen, dlsym). Without the library a call fails as the
- * library reports failure (soxr: an error text naming what to install; ebur128: no state).
- * Package.swift declares CSoxr and CEBUR128 without pkg-config and their module maps link
- * nothing, so neither library is a dependency of the program.
+ * libsndfile (decoding, encoding), libsoxr (resampling) and libebur128 (loudness) on demand.
+ * Linked, they load at every start of `sfx` (libsndfile with FLAC, Vorbis, Opus, MPEG and LAME;
+ * libsoxr with OpenMP's libgomp), about 1 ms before the first line runs, while most commands
+ * never resample or measure loudness, and one that decodes can load libsndfile on a second
+ * thread while it starts (sfx_media_preload). So the functions sfx calls are defined here,
+ * hidden in sfx's own image: each goes through a pointer that the first call fills (dlopen,
+ * dlsym). Without the library a call fails as the library reports failure (an error text naming
+ * what to install; no file, no state). Package.swift declares CSndFile, CSoxr and CEBUR128
+ * without pkg-config and their module maps link nothing, so none is a dependency of the program.
  * Add a function here before calling a new one from Swift.
  */
 #define _GNU_SOURCE
@@ -17,17 +18,20 @@
 
 #pragma GCC visibility push(hidden)
 #include <ebur128.h>
+#include <sndfile.h>
 #include <soxr.h>
 #pragma GCC visibility pop
+#include <unistd.h>
 
 #include "csfxmedia.h"
 
 #define SFX_FIELD(name) __typeof__(name) *name;
 
-/* dlopen()s `soname`, or says in `error` what to install. */
-static void *open_library(const char *soname, const char *package, char *error, size_t size)
+/* dlopen()s `soname` (`global`: its symbols and its libraries' join the program's, as when
+ * linked), or says in `error` what to install. */
+static void *open_library(const char *soname, int global, const char *package, char *error, size_t size)
 {
-    void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+    void *library = dlopen(soname, RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));
     if (!library)
         snprintf(error, size, "%s cannot be loaded (%s); install Debian's %s", soname, dlerror(), package);
     return library;
@@ -42,6 +46,89 @@ static void look_up(void *library, const char *name, void **slot, const char *so
         snprintf(error, size, "%s has no %s; install Debian's %s", soname, name, package);
 }
 
+/* ---- libsndfile ---- */
+
+#define SNDFILE_FUNCTIONS(X) \
+    X(sf_close) X(sf_command) X(sf_error) X(sf_format_check) X(sf_open) X(sf_open_fd) X(sf_readf_float) \
+    X(sf_seek) X(sf_strerror) X(sf_writef_float)
+
+static struct { SNDFILE_FUNCTIONS(SFX_FIELD) } sndfile_library;
+static pthread_once_t sndfile_library_once = PTHREAD_ONCE_INIT;
+static char sndfile_library_error[192];
+
+/* Global, because mpg123_quiet.c's mpg123_new finds libmpg123's (under libsndfile) with
+ * RTLD_NEXT, which searches the program's libraries alone. */
+static void load_sndfile(void)
+{
+    void *library = open_library("libsndfile.so.1", 1, "libsndfile1", sndfile_library_error, sizeof sndfile_library_error);
+#define SFX_LOOK_UP(name) \
+    look_up(library, #name, (void **)&sndfile_library.name, "libsndfile.so.1", "libsndfile1", sndfile_library_error, sizeof sndfile_library_error);
+    SNDFILE_FUNCTIONS(SFX_LOOK_UP)
+#undef SFX_LOOK_UP
+}
+
+static int sndfile_library_ready(void)
+{
+    pthread_once(&sndfile_library_once, load_sndfile);
+    return !sndfile_library_error[0];
+}
+
+static void *preload(void *unused)
+{
+    (void)unused;
+    sndfile_library_ready();
+    return NULL;
+}
+
+void sfx_media_preload(void)
+{
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, preload, NULL) == 0)
+        pthread_detach(thread);   /* no thread: the first decode loads it */
+}
+
+/* Without the library no file opens, and sf_strerror(NULL) says why. */
+SNDFILE *sf_open(const char *path, int mode, SF_INFO *info)
+{
+    return sndfile_library_ready() ? sndfile_library.sf_open(path, mode, info) : NULL;
+}
+
+SNDFILE *sf_open_fd(int fd, int mode, SF_INFO *info, int close_descriptor)
+{
+    if (sndfile_library_ready())
+        return sndfile_library.sf_open_fd(fd, mode, info, close_descriptor);
+    if (close_descriptor)
+        close(fd);
+    return NULL;
+}
+
+const char *sf_strerror(SNDFILE *file)
+{
+    return sndfile_library_ready() ? sndfile_library.sf_strerror(file) : sndfile_library_error;
+}
+
+int sf_error(SNDFILE *file) { return sndfile_library_ready() ? sndfile_library.sf_error(file) : SF_ERR_SYSTEM; }
+
+int sf_format_check(const SF_INFO *info) { return sndfile_library_ready() ? sndfile_library.sf_format_check(info) : 0; }
+
+/* Commands without a file (format information) need the library too; the others are only ever
+ * called with a file, so it is loaded by then. */
+int sf_command(SNDFILE *file, int command, void *data, int size)
+{
+    return sndfile_library_ready() ? sndfile_library.sf_command(file, command, data, size) : SF_ERR_SYSTEM;
+}
+
+int sf_close(SNDFILE *file) { return sndfile_library.sf_close(file); }
+
+sf_count_t sf_readf_float(SNDFILE *file, float *frames, sf_count_t count) { return sndfile_library.sf_readf_float(file, frames, count); }
+
+sf_count_t sf_writef_float(SNDFILE *file, const float *frames, sf_count_t count)
+{
+    return sndfile_library.sf_writef_float(file, frames, count);
+}
+
+sf_count_t sf_seek(SNDFILE *file, sf_count_t frames, int whence) { return sndfile_library.sf_seek(file, frames, whence); }
+
 /* ---- libsoxr ---- */
 
 #define SOXR_FUNCTIONS(X) X(soxr_create) X(soxr_delete) X(soxr_io_spec) X(soxr_process) X(soxr_quality_spec)
@@ -52,7 +139,7 @@ static char soxr_library_error[192];
 
 static void load_soxr(void)
 {
-    void *library = open_library("libsoxr.so.0", "libsoxr0", soxr_library_error, sizeof soxr_library_error);
+    void *library = open_library("libsoxr.so.0", 0, "libsoxr0", soxr_library_error, sizeof soxr_library_error);
 #define SFX_LOOK_UP(name) \
     look_up(library, #name, (void **)&soxr_library.name, "libsoxr.so.0", "libsoxr0", soxr_library_error, sizeof soxr_library_error);
     SOXR_FUNCTIONS(SFX_LOOK_UP)
@@ -114,7 +201,7 @@ static char ebur128_library_error[192];
 
 static void load_ebur128(void)
 {
-    void *library = open_library("libebur128.so.1", "libebur128-1", ebur128_library_error, sizeof ebur128_library_error);
+    void *library = open_library("libebur128.so.1", 0, "libebur128-1", ebur128_library_error, sizeof ebur128_library_error);
 #define SFX_LOOK_UP(name) \
     look_up(library, #name, (void **)&ebur128_library.name, "libebur128.so.1", "libebur128-1", ebur128_library_error, sizeof ebur128_library_error);
     EBUR128_FUNCTIONS(SFX_LOOK_UP)

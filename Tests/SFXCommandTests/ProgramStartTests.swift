@@ -4,9 +4,9 @@ import XCTest
 
 /// What `sfx` loads before its first line runs (sfx-bench --exec measures the time): the Swift
 /// runtime and Foundation are linked into the program, and libcurl (Sources/CSFXCurl), libpulse
-/// (Sources/CSFXPulse), libsoxr, libebur128 (Sources/CSFXMedia/on_demand.c) and libgpiod
-/// (Sources/CSFXHaptics) are loaded at their first use, so none is a dependency, while fetching a
-/// URL (through libcurl) still works and a missing library is named when it is needed.
+/// (Sources/CSFXPulse), libsndfile, libsoxr, libebur128 (Sources/CSFXMedia/on_demand.c) and
+/// libgpiod (Sources/CSFXHaptics) are loaded at their first use, so none is a dependency, while
+/// fetching a URL (through libcurl) still works and a missing library is named when it is needed.
 final class ProgramStartTests: CommandTestCase {
     /// The program's DT_NEEDED entries, as `readelf -d` prints them.
     func neededLibraries() throws -> [String] {
@@ -30,7 +30,7 @@ final class ProgramStartTests: CommandTestCase {
         let shared = needed.filter {
             $0.hasPrefix("libswift") || $0.hasPrefix("libFoundation") || $0.hasPrefix("lib_Foundation") || $0.hasPrefix("libdispatch")
                 || $0.hasPrefix("libcurl") || $0.hasPrefix("libpulse") || $0.hasPrefix("libsoxr") || $0.hasPrefix("libebur128")
-                || $0.hasPrefix("libgpiod")
+                || $0.hasPrefix("libgpiod") || $0.hasPrefix("libsndfile")
         }
         XCTAssertEqual(shared, [], "sfx loads these at every start")
     }
@@ -81,17 +81,33 @@ final class ProgramStartTests: CommandTestCase {
         XCTAssertEqual(recording.samples.map(abs).max() ?? 0, 0.25, accuracy: 0.001)
     }
 
+    /// Runs sfx in a mount namespace where `library`'s file is empty (as if not installed).
+    func sfx(without library: String, _ arguments: [String]) throws -> Run {
+        let candidates = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib", "/lib/x86_64-linux-gnu"].map { "\($0)/\(library)" }
+        let found = try XCTUnwrap(candidates.first { FileManager.default.fileExists(atPath: $0) }, "\(library) is not installed")
+        let script = "mount --bind /dev/null '\(URL(filePath: found).resolvingSymlinksInPath().path)' || exit 97\nexec \"$0\" \"$@\""
+        return try sfx(["--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, Self.program.path] + arguments,
+                       program: URL(filePath: "/usr/bin/unshare"))
+    }
+
+    /// Without libsndfile the program starts, and a sound to decode says in one line what to install.
+    func testWithoutLibsndfileSfxStartsAndADecodeSaysWhatToInstall() throws {
+        guard getuid() == 0 else { throw XCTSkip("hiding libsndfile needs a mount namespace (root)") }
+        let version = try sfx(without: "libsndfile.so.1", ["--version"])
+        XCTAssertEqual(version.status, 0, version.stderr)
+        let play = try sfx(without: "libsndfile.so.1", ["play", "tock"])
+        XCTAssertEqual(play.status, 1, play.stderr)
+        let lines = play.stderr.split(separator: "\n").filter { !$0.contains("virtual card") }
+        XCTAssertEqual(lines.count, 1, play.stderr)
+        XCTAssertTrue(play.stderr.contains("libsndfile.so.1 cannot be loaded"), play.stderr)
+        XCTAssertTrue(play.stderr.contains("install Debian's libsndfile1"), play.stderr)
+    }
+
     /// Without libsoxr (its file hidden in a mount namespace), a tock at the card's rate plays and
     /// a file that needs resampling says in one line what to install.
     func testWithoutLibsoxrOnlyAFileToResampleFailsAndSaysWhatToInstall() throws {
         guard getuid() == 0 else { throw XCTSkip("hiding libsoxr needs a mount namespace (root)") }
-        let candidates = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib", "/lib/x86_64-linux-gnu"].map { "\($0)/libsoxr.so.0" }
-        let soxr = try XCTUnwrap(candidates.first { FileManager.default.fileExists(atPath: $0) }, "libsoxr.so.0 is not installed")
-        let script = "mount --bind /dev/null '\(URL(filePath: soxr).resolvingSymlinksInPath().path)' || exit 97\nexec \"$0\" \"$@\""
-        func withoutSoxr(_ arguments: [String]) throws -> Run {
-            try sfx(["--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, Self.program.path] + arguments,
-                    program: URL(filePath: "/usr/bin/unshare"))
-        }
+        func withoutSoxr(_ arguments: [String]) throws -> Run { try sfx(without: "libsoxr.so.0", arguments) }
         let tock = try withoutSoxr(["play", "tock"])
         XCTAssertEqual(tock.status, 0, tock.stderr)
         _ = try writeTone(to: scratch.appending(path: "tone44.wav"), rate: 44_100)
