@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -82,6 +83,9 @@ static void *preload(void *unused)
 
 void sfx_media_preload(void)
 {
+    static atomic_flag started = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&started))
+        return;
     pthread_t thread;
     if (pthread_create(&thread, NULL, preload, NULL) == 0)
         pthread_detach(thread);   /* no thread: the first decode loads it */

@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import SFX
-import SFXMedia
 
 /// `sfx`: play, inspect and render sounds from the shell.
 
@@ -58,8 +57,6 @@ func runMain(_ argv: [String]) -> Int32 {
         FileHandle.standardError.write(Data((mainHelp + "\n").utf8))
         return 64
     }
-    // A command that decodes a sound at once has libsndfile loaded on a second thread meanwhile.
-    if first == "play" || first == "alert" { MediaLibraries.preload() }
     switch first {
     case "--help", "-h", "help":
         if first == "help", argv.count > 1, let command = commands.first(where: { $0.spec.name == argv[1] }) {
