@@ -49,7 +49,8 @@ let package = Package(
         // to load); CSFXFFmpeg loads them on first use and defines the functions sfx calls.
         .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
         .target(name: "CSFXFFmpeg", dependencies: ["CFFmpeg"]),
-        // libcurl's functions as FoundationNetworking calls them, loading libcurl.so.4 at the first call.
+        // libcurl's functions as FoundationNetworking calls them, loading libcurl.so.4 at the first
+        // call (checked against curl.h: libcurl4-openssl-dev, in script/common.sh).
         .target(name: "CSFXCurl"),
         .target(
             name: "SFXCard",
