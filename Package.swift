@@ -2,8 +2,9 @@
 // sfx — a low-latency sound-effects and alert engine for Linux.
 //
 // Layers (each target imports only the layers below it):
-//   1. C       CALSA, CSndFile, CSoxr, CEBUR128, CFFmpeg, CGPIOD (system libraries); CSFXSystem, CSFXALSA, CSFXHaptics (shims), SFXSystem (typed checks over them);
-//              SFXCard (the virtual sound card plugin) and SFXCardSupport (its Swift side); SFXTesting (both, for games' tests)
+//   1. C       CALSA, CSndFile, CSoxr, CEBUR128, CFFmpeg, CGPIOD (system libraries; all but alsa-lib loaded on first use
+//              by CSFXMedia, CSFXFFmpeg, CSFXHaptics; libcurl by CSFXCurl); CSFXSystem, CSFXALSA, CSFXHaptics (shims), SFXSystem (typed checks over them);
+//              SFXCard (the virtual sound card plugin, linked as libsfxcard.so by SFXCardPlugin) and SFXCardSupport (its Swift side); SFXTesting (both, for games' tests)
 //   2. Core    SFXCore: cues, the mixer, lock-free queues — no devices, no files
 //   3. Media   SFXSoundDesign (the bundled sounds' synthesis), SFXMedia (decode, resample, encode, themes)
 //   4. Device  SFXDevice: the playback and capture device protocols; ALSA, the null device, mixer control
@@ -11,6 +12,10 @@
 //   6. Engine  SFX: the public face (SoundEngine, registry)
 //   7. Front ends  the C API (CSFXAPI's sfx.h, SFXC, the product libsfx.so); the `sfx` command, the sound generator
 import PackageDescription
+
+// The targets that import FoundationNetworking, or a module that does, leave libcurl out of their
+// link: CSFXCurl loads it on first use (see curl.c), so `sfx` does not load it at every start.
+let curlOnDemand: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-autolink-library", "-Xfrontend", "curl"])]
 
 let package = Package(
     name: "sfx",
@@ -23,8 +28,9 @@ let package = Package(
         .executable(name: "sfx-front", targets: ["SFXFront"]),
         .executable(name: "sfx-bench", targets: ["SFXBench"]),
         .executable(name: "sfx-fuzz", targets: ["SFXFuzz"]),
-        // The virtual sound card: an ALSA external plugin (ioplug PCM + ctl_ext mixer).
-        .library(name: "sfxcard", type: .dynamic, targets: ["SFXCard"]),
+        // The virtual sound card: an ALSA external plugin (ioplug PCM + ctl_ext mixer), linked
+        // without the Swift runtime (SFXCardPlugin).
+        .library(name: "sfxcard", type: .dynamic, targets: ["SFXCardPlugin"]),
         // For games' own tests: the virtual card (VirtualCard) and, in the same library, its plugin,
         // so a test target that depends on it gets libSFXTesting.so built beside its test binary.
         .library(name: "SFXTesting", type: .dynamic, targets: ["SFXTesting"]),
@@ -35,18 +41,35 @@ let package = Package(
     targets: [
         // 1. C libraries from Debian.
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
-        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
-        .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
-        .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
+        .systemLibrary(name: "CSndFile", providers: [.apt(["libsndfile1-dev"])]),   // headers only: see CSoxr
+        // Headers only, like CFFmpeg: CSFXMedia loads libsndfile, libsoxr and libebur128 on first
+        // use, and CSFXHaptics libgpiod (linked, they cost every command about 1 ms at start-up).
+        .systemLibrary(name: "CSoxr", providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(name: "CEBUR128", providers: [.apt(["libebur128-dev"])]),
         // FFmpeg's headers only: sfx does not link FFmpeg (its libraries cost every command ~35 ms
         // to load); CSFXFFmpeg loads them on first use and defines the functions sfx calls.
         .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
         .target(name: "CSFXFFmpeg", dependencies: ["CFFmpeg"]),
+        // libcurl's functions as FoundationNetworking calls them, loading libcurl.so.4 at the first
+        // call (checked against curl.h: libcurl4-openssl-dev, in script/common.sh).
+        .target(name: "CSFXCurl"),
         .target(
             name: "SFXCard",
             cSettings: [.define("PIC"), .unsafeFlags(["-fvisibility=default"])],
-            linkerSettings: [.linkedLibrary("asound"), .linkedLibrary("m"), .linkedLibrary("sndfile"), .linkedLibrary("soxr")]
+            // libsndfile and libsoxr (a capture file's decoding and resampling) are loaded when a
+            // capture stream with a file opens: pcm.c.
+            linkerSettings: [.linkedLibrary("asound"), .linkedLibrary("m")]
         ),
+
+        // libsfxcard.so as ALSA loads it into any client (aplay too): C alone. swiftc, which links
+        // every product, would add the Swift runtime (libswiftCore.so, about 2 ms to load and start
+        // in a C program, as much as all of aplay) and its start-up object; -nostartfiles leaves
+        // the object out and -static-stdlib takes the runtime from archives, of which nothing is
+        // used, so nothing is linked; the libstdc++ its arguments name is linked only if needed
+        // (Sources/SFXCardPlugin/link), and it is not. These flags are this product's alone:
+        // SFXTesting, which holds the plugin beside Swift code, links the card without them.
+        .target(name: "SFXCardPlugin", dependencies: ["SFXCard"], publicHeadersPath: ".",
+                linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib", "-L\(Context.packageDirectory)/Sources/SFXCardPlugin/link"])]),
 
         // The virtual card's Swift side: writes its configuration, reads its recordings and events.
         .target(name: "SFXCardSupport", dependencies: ["CSFXSystem", "SFXSystem"]),
@@ -59,7 +82,7 @@ let package = Package(
         .target(name: "SFXSystem", dependencies: ["CSFXSystem"]),
         .target(name: "CSFXALSA", linkerSettings: [.linkedLibrary("asound")]),
         // Sound servers: libpulse introspection (PulseAudio, or PipeWire through pipewire-pulse).
-        .target(name: "CSFXPulse", linkerSettings: [.linkedLibrary("pulse"), .linkedLibrary("asound")]),
+        .target(name: "CSFXPulse", linkerSettings: [.linkedLibrary("asound")]),   // libpulse: loaded on first use
 
         // Test support: counts heap calls made on one chosen thread (the real-time thread).
         .target(name: "CAllocationTrap", path: "Tests/Support/CAllocationTrap"),
@@ -69,20 +92,24 @@ let package = Package(
 
         // 3. Media.
         .target(name: "SFXSoundDesign"),
-        // Keeps libmpg123 (under libsndfile) from printing to stderr: see mpg123_quiet.c.
-        .target(name: "CSFXMedia"),
-        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CEBUR128", "CFFmpeg", "CSFXFFmpeg", "CSFXMedia", "SFXSystem"]),
+        // Keeps libmpg123 (under libsndfile) from printing to stderr: see mpg123_quiet.c; its
+        // mpg123_new must be the one libsndfile finds, also now that libsndfile is loaded on
+        // first use (on_demand.c) rather than linked, which made the linker export it.
+        .target(name: "CSFXMedia", linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=mpg123_new"])]),
+        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CEBUR128", "CFFmpeg", "CSFXFFmpeg", "CSFXCurl", "CSFXMedia", "SFXSystem"],
+                swiftSettings: curlOnDemand),
 
         // 4. Device.
         .target(name: "SFXDevice", dependencies: ["SFXCore", "CALSA", "CSFXALSA", "CSFXPulse"]),
 
         // 5. Haptics.
-        .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+        .systemLibrary(name: "CGPIOD", providers: [.apt(["libgpiod-dev"])]),   // headers only: see CSoxr
         .target(name: "CSFXHaptics"),
         .target(name: "SFXHaptics", dependencies: ["CSFXHaptics", "CGPIOD", "CSFXSystem"]),
 
         // 6. Engine.
-        .target(name: "SFX", dependencies: ["SFXCore", "SFXMedia", "SFXSoundDesign", "SFXDevice", "SFXHaptics", "CSFXSystem"]),
+        .target(name: "SFX", dependencies: ["SFXCore", "SFXMedia", "SFXSoundDesign", "SFXDevice", "SFXHaptics", "CSFXSystem"],
+                swiftSettings: curlOnDemand),
 
         // 7. Front ends. The C API: sfx.h and what needs no engine in C, the rest in Swift
         // (@_cdecl). The SONAME flag is SFXC's alone: no other product links SFXC.
@@ -93,9 +120,18 @@ let package = Package(
                                                "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/SFXC/libsfx.map"])]),
         // The daemon (`sfx serve`): its wire protocol in C (shared with the front), server and client.
         .target(name: "CSFXProtocol"),
-        .target(name: "SFXDaemon", dependencies: ["SFX", "CSFXProtocol", "CSFXSystem"]),
+        .target(name: "SFXDaemon", dependencies: ["SFX", "CSFXProtocol", "CSFXSystem"], swiftSettings: curlOnDemand),
         .executableTarget(name: "SFXFront", dependencies: ["CSFXProtocol"]),
-        .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport", "SFXDaemon"]),
+        // The Swift program links the Swift runtime and Foundation statically: loading and
+        // relocating them as shared libraries took about 7 of the 21 ms before its first line ran
+        // (sfx-bench --exec). The modules are compiled against the toolchain's shared-library
+        // modules, whose link entries name fewer archives than the static ones need: the group
+        // names them all. (script/install copies the program alone; it needs no Swift runtime.)
+        // Its 88,000 relative relocations are packed (DT_RELR: GNU ld, glibc 2.36 as on Debian
+        // 12): 15 KB read at start instead of 1.9 MB, about 0.2 ms.
+        .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport", "SFXDaemon"], swiftSettings: curlOnDemand,
+                          linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=bfd", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                                                         "-Xlinker", "--start-group", "-lFoundation", "-lCoreFoundation", "-l_FoundationICU", "-lFoundationEssentials", "-lFoundationInternationalization", "-lFoundationNetworking", "-l_CFURLSessionInterface", "-l_FoundationCShims", "-l_FoundationCollections", "-lswiftDispatch", "-ldispatch", "-lBlocksRuntime", "-lswiftSynchronization", "-lswift_Concurrency", "-lswift_StringProcessing", "-lswift_RegexParser", "-lswiftGlibc", "-lswiftCore", "-Xlinker", "--end-group"])]),
         .executableTarget(name: "SFXMakeSounds", dependencies: ["SFXSoundDesign"]),
         // The benchmarks: sfx beside OpenAL Soft, SDL_mixer and a raw-ALSA floor (Bench/run).
         .executableTarget(name: "SFXBench", dependencies: ["SFX", "SFXCardSupport", "SFXBenchMethod"], path: "Bench/Sources/SFXBench"),

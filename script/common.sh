@@ -22,7 +22,7 @@ SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libsoxr-de
               libavformat-dev libavcodec-dev libavutil-dev libswresample-dev
               alsa-utils sound-theme-freedesktop sox gcc g++ binutils man-db zsh
               libpulse-dev pipewire pipewire-bin wireplumber pipewire-pulse dbus pulseaudio-utils
-              pipewire-alsa libasound2-plugins systemd util-linux python3)
+              pipewire-alsa libasound2-plugins systemd util-linux python3 libcurl4-openssl-dev)
 
 sfx_require_packages() {
     local missing=()

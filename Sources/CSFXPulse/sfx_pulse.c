@@ -1,6 +1,8 @@
 #include "sfx_pulse.h"
 
 #include <alsa/asoundlib.h>
+#include <dlfcn.h>
+#include <pthread.h>
 #include <pulse/pulseaudio.h>
 #include <pulse/ext-stream-restore.h>
 #include <stdio.h>
@@ -10,6 +12,67 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+
+/* libpulse on demand: linked, it and what it loads (X11, D-Bus, systemd) cost every `sfx` command
+ * about 2 ms at start-up, and only `sfx status` and the mute check ask a server. The functions
+ * below are called through pointers that the first query fills (dlopen, dlsym). */
+#define SFX_PULSE_FUNCTIONS(X) \
+    X(pa_context_connect) X(pa_context_disconnect) X(pa_context_errno) X(pa_context_get_server_info) \
+    X(pa_context_get_sink_info_by_index) X(pa_context_get_sink_info_by_name) X(pa_context_get_sink_input_info_list) \
+    X(pa_context_get_state) X(pa_context_new_with_proplist) X(pa_context_unref) X(pa_cvolume_max) \
+    X(pa_ext_stream_restore_read) X(pa_mainloop_dispatch) X(pa_mainloop_free) X(pa_mainloop_get_api) \
+    X(pa_mainloop_new) X(pa_mainloop_poll) X(pa_mainloop_prepare) X(pa_operation_unref) X(pa_proplist_free) \
+    X(pa_proplist_gets) X(pa_proplist_new) X(pa_proplist_sets) X(pa_strerror)
+
+static struct {
+#define SFX_FIELD(name) __typeof__(name) *name;
+    SFX_PULSE_FUNCTIONS(SFX_FIELD)
+#undef SFX_FIELD
+} pulse;
+
+static pthread_once_t pulse_once = PTHREAD_ONCE_INIT;
+static char pulse_error[128];
+
+static void load_pulse(void) {
+    static const char soname[] = "libpulse.so.0";
+    void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+        snprintf(pulse_error, sizeof pulse_error, "%s cannot be loaded (%s); install libpulse0", soname, dlerror());
+        return;
+    }
+#define SFX_LOOKUP(name) \
+    if (!pulse_error[0] && !(pulse.name = (__typeof__(name) *)dlsym(library, #name))) \
+        snprintf(pulse_error, sizeof pulse_error, "%s has no %s; install libpulse0 from Debian 12 or later", soname, #name);
+    SFX_PULSE_FUNCTIONS(SFX_LOOKUP)
+#undef SFX_LOOKUP
+}
+
+/* From here on, each call of a libpulse function goes through its pointer. */
+#define SFX_THROUGH_POINTER(name) (pulse.name)
+#define pa_context_connect SFX_THROUGH_POINTER(pa_context_connect)
+#define pa_context_disconnect SFX_THROUGH_POINTER(pa_context_disconnect)
+#define pa_context_errno SFX_THROUGH_POINTER(pa_context_errno)
+#define pa_context_get_server_info SFX_THROUGH_POINTER(pa_context_get_server_info)
+#define pa_context_get_sink_info_by_index SFX_THROUGH_POINTER(pa_context_get_sink_info_by_index)
+#define pa_context_get_sink_info_by_name SFX_THROUGH_POINTER(pa_context_get_sink_info_by_name)
+#define pa_context_get_sink_input_info_list SFX_THROUGH_POINTER(pa_context_get_sink_input_info_list)
+#define pa_context_get_state SFX_THROUGH_POINTER(pa_context_get_state)
+#define pa_context_new_with_proplist SFX_THROUGH_POINTER(pa_context_new_with_proplist)
+#define pa_context_unref SFX_THROUGH_POINTER(pa_context_unref)
+#define pa_cvolume_max SFX_THROUGH_POINTER(pa_cvolume_max)
+#define pa_ext_stream_restore_read SFX_THROUGH_POINTER(pa_ext_stream_restore_read)
+#define pa_mainloop_dispatch SFX_THROUGH_POINTER(pa_mainloop_dispatch)
+#define pa_mainloop_free SFX_THROUGH_POINTER(pa_mainloop_free)
+#define pa_mainloop_get_api SFX_THROUGH_POINTER(pa_mainloop_get_api)
+#define pa_mainloop_new SFX_THROUGH_POINTER(pa_mainloop_new)
+#define pa_mainloop_poll SFX_THROUGH_POINTER(pa_mainloop_poll)
+#define pa_mainloop_prepare SFX_THROUGH_POINTER(pa_mainloop_prepare)
+#define pa_operation_unref SFX_THROUGH_POINTER(pa_operation_unref)
+#define pa_proplist_free SFX_THROUGH_POINTER(pa_proplist_free)
+#define pa_proplist_gets SFX_THROUGH_POINTER(pa_proplist_gets)
+#define pa_proplist_new SFX_THROUGH_POINTER(pa_proplist_new)
+#define pa_proplist_sets SFX_THROUGH_POINTER(pa_proplist_sets)
+#define pa_strerror SFX_THROUGH_POINTER(pa_strerror)
 
 typedef struct {
     sfx_pulse_state *out;
@@ -124,6 +187,8 @@ int sfx_pulse_query(const char *program, int pid, int timeout_ms, sfx_pulse_stat
     memset(out, 0, sizeof *out);
     out->sink_mute = out->stream_mute = out->restore_mute = -1;
     out->sink_volume = out->stream_volume = out->restore_volume = -1;
+    pthread_once(&pulse_once, load_pulse);
+    if (pulse_error[0]) { copy(out->error, sizeof out->error, pulse_error); return -1; }
     query q = { .out = out, .program = program, .pid = pid, .pending = 0, .stream_sink = PA_INVALID_INDEX };
     long long deadline = now_us() + (long long)timeout_ms * 1000;
 

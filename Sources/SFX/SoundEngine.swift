@@ -97,6 +97,14 @@ public final class SoundEngine: @unchecked Sendable {
         /// and exits: no buffer of silence ahead of it). Off: the thread starts at once.
         public var deferredStart = false
 
+        /// The queues between the threads, zeroed up front so the real-time thread never takes a
+        /// page fault on them: commands for the output thread (rounded up to a power of two;
+        /// beyond, `play` and the like are refused as the queue is full) and what it reports
+        /// (at least four times what one period can produce). 8,192 and 32,768 take about
+        /// 0.5 ms to set up, which a command that plays a sound or two and exits can spare.
+        public var commandCapacity = 8192
+        public var noticeCapacity = 32_768
+
         public init() {}
 
         /// What `maxVoices` may be.
@@ -216,11 +224,11 @@ public final class SoundEngine: @unchecked Sendable {
         let slots = mixerConfiguration.maxVoices + mixerConfiguration.tailVoices
         mixerConfiguration.eventCapacity = max(1024, 2 * slots + 4 * OutputThread.eventBatch)
         let mixer = Mixer(format: format, configuration: mixerConfiguration)
-        let ring = SPSCRing<MixerCommand>(capacity: 8192)
+        let ring = SPSCRing<MixerCommand>(capacity: max(1, configuration.commandCapacity))
         // Room for several periods' worth of the events the real-time thread keeps room for.
         let budget = OutputThread.commandBudget(periodFrames: pcm.parameters.periodFrames)
         let reserve = OutputThread.noticeReserve(slots: slots, commandBudget: budget)
-        let notices = SPSCRing<OutputNotice>(capacity: max(32_768, 4 * reserve))
+        let notices = SPSCRing<OutputNotice>(capacity: max(configuration.noticeCapacity, 4 * reserve))
         let idleFrames = configuration.idleTimeout.map { max(1, Int(Double(format.sampleRate) * $0.seconds)) } ?? 0
         output = OutputThread(device: pcm, mixer: mixer, commands: ring, notices: notices,
                               settings: .init(request: configuration.output, devices: configuration.devices,

@@ -35,13 +35,16 @@
  * already, or when the stream needs attention), so blocking I/O, snd_pcm_wait and poll work.
  */
 #include "card.h"
+#include "recording.h"
 
 #include <alsa/pcm_external.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sndfile.h>
 #include <soxr.h>
 #include <stdlib.h>
@@ -78,7 +81,7 @@ typedef struct sfx_pcm {
     int disconnect_seen;
 
     /* Playback: the recording and onset detection. */
-    SNDFILE *recording;
+    recording recording;        /* recording.fd is -1 when none is open */
     float *record_chunk;        /* RECORD_CHUNK_FRAMES frames */
     size_t record_used;         /* frames in record_chunk */
     uint64_t recorded_frames;   /* frames already in the file */
@@ -227,8 +230,12 @@ static void write_sample(const sfx_pcm *p, const snd_pcm_channel_area_t *area, u
 
 static void flush_recording(sfx_pcm *p)
 {
-    if (p->recording && p->record_used > 0) {
-        sf_writef_float(p->recording, p->record_chunk, (sf_count_t)p->record_used);
+    if (p->recording.fd >= 0 && p->record_used > 0) {
+        int err = recording_write(&p->recording, p->record_chunk, p->record_used);
+        if (err < 0) {
+            SNDERR("sfxcard: cannot write the recording (%s); the rest of this stream is not recorded", strerror(-err));
+            recording_close(&p->recording);
+        }
         p->recorded_frames += p->record_used;
     }
     p->record_used = 0;
@@ -237,9 +244,7 @@ static void flush_recording(sfx_pcm *p)
 static void close_recording(sfx_pcm *p)
 {
     flush_recording(p);
-    if (p->recording)
-        sf_close(p->recording);
-    p->recording = NULL;
+    recording_close(&p->recording);
 }
 
 /* Starts the next free playback.wav, playback-2.wav, … in the state directory. */
@@ -248,7 +253,7 @@ static void open_recording(sfx_pcm *p)
     char name[32], path[PATH_MAX];
     if (!p->record)
         return;
-    for (int n = 1; n < 10000 && !p->recording; n++) {
+    for (int n = 1; n < 10000 && p->recording.fd < 0; n++) {
         if (n == 1)
             snprintf(name, sizeof name, "playback.wav");
         else
@@ -261,18 +266,13 @@ static void open_recording(sfx_pcm *p)
             SNDERR("sfxcard: cannot create %s (%s); nothing will be recorded", path, strerror(-fd));
             return;
         }
-        SF_INFO info = { .samplerate = (int)p->io.rate, .channels = (int)p->io.channels,
-                         .format = SF_FORMAT_WAV | (p->record_s32 ? SF_FORMAT_PCM_32 : SF_FORMAT_FLOAT) };
-        p->recording = sf_open_fd(fd, SFM_WRITE, &info, 1);
-        if (!p->recording) {
-            SNDERR("sfxcard: cannot write %s (%s)", path, sf_strerror(NULL));
+        /* The header stays valid after every write, so a killed client still leaves a valid
+         * file; s32 clips, so full scale stays full scale. */
+        int err = recording_open(&p->recording, fd, p->io.rate, p->io.channels, p->record_s32);
+        if (err < 0) {
+            SNDERR("sfxcard: cannot write %s (%s); nothing will be recorded", path, strerror(-err));
             return;
         }
-        /* Keep the header valid after every write, so a killed client still leaves a valid file. */
-        sf_command(p->recording, SFC_SET_UPDATE_HEADER_AUTO, NULL, SF_TRUE);
-        /* s32: full scale stays full scale (libsndfile's plain conversion wraps +1 to -1). */
-        if (p->record_s32)
-            sf_command(p->recording, SFC_SET_CLIPPING, NULL, SF_TRUE);
         p->recorded_frames = 0;
         card_log(&p->card, "recording stream=playback file=%s", name);
     }
@@ -389,9 +389,49 @@ static void capture_until(sfx_pcm *p, uint64_t to)
     p->consumed = to;
 }
 
+/* libsndfile and libsoxr, for a capture file only: loaded when a capture stream with one opens,
+ * so that a playback client (aplay) does not load them, and their codecs, before its first frame. */
+#define CAPTURE_FUNCTIONS(X) X(sf_close) X(sf_open) X(sf_readf_float) X(sf_strerror) X(soxr_oneshot)
+
+static struct {
+#define CAPTURE_FIELD(name) __typeof__(name) *name;
+    CAPTURE_FUNCTIONS(CAPTURE_FIELD)
+#undef CAPTURE_FIELD
+} capture_library;
+
+static pthread_once_t capture_library_once = PTHREAD_ONCE_INIT;
+static char capture_library_error[160];
+
+static void load_capture_library(void)
+{
+    void *sndfile = dlopen("libsndfile.so.1", RTLD_NOW | RTLD_LOCAL);
+    void *soxr = dlopen("libsoxr.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!sndfile || !soxr) {
+        snprintf(capture_library_error, sizeof capture_library_error, "%s; install libsndfile1 and libsoxr0", dlerror());
+        return;
+    }
+#define CAPTURE_LOOKUP(name) \
+    if (!capture_library_error[0] && \
+        !(capture_library.name = (__typeof__(name) *)dlsym(strncmp(#name, "soxr", 4) ? sndfile : soxr, #name))) \
+        snprintf(capture_library_error, sizeof capture_library_error, "no %s in libsndfile.so.1 or libsoxr.so.0; reinstall them", #name);
+    CAPTURE_FUNCTIONS(CAPTURE_LOOKUP)
+#undef CAPTURE_LOOKUP
+}
+
+#define sf_close (capture_library.sf_close)
+#define sf_open (capture_library.sf_open)
+#define sf_readf_float (capture_library.sf_readf_float)
+#define sf_strerror (capture_library.sf_strerror)
+#define soxr_oneshot (capture_library.soxr_oneshot)
+
 /* Reads the capture file into memory at open, so a missing or unreadable file fails the open. */
 static int load_capture_file(sfx_pcm *p)
 {
+    pthread_once(&capture_library_once, load_capture_library);
+    if (capture_library_error[0]) {
+        SNDERR("sfxcard: cannot read the capture file %s: %s", p->capture_path, capture_library_error);
+        return -ENOENT;
+    }
     SF_INFO info;
     memset(&info, 0, sizeof info);
     SNDFILE *file = sf_open(p->capture_path, SFM_READ, &info);
@@ -588,7 +628,7 @@ static int sfx_prepare(snd_pcm_ioplug_t *io)
     p->appl_seen = p->written_end = 0;
     p->rewound = 0;
     p->silent_frames = p->onset_silence_frames;   /* the DAC was silent before the stream */
-    if (is_playback(p) && !p->recording)
+    if (is_playback(p) && p->recording.fd < 0)
         open_recording(p);
     card_log(&p->card, "prepare stream=%s", stream_name(p));
     card_log_flush(&p->card);
@@ -833,6 +873,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sfxcard)
     if (!p)
         return -ENOMEM;
     p->timer_fd = -1;
+    p->recording.fd = -1;
     p->card.log_fd = -1;
     p->card.dir_fd = -1;
     p->boundary = 1;   /* the position is 0 until hw_params sets the real boundary */

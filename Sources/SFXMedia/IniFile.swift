@@ -63,7 +63,7 @@ public struct IniFile: Sendable, Hashable {
         var lineNumber = 0
         for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" }) {
             lineNumber += 1
-            let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
+            let line = Self.trimmed(rawLine, newlines: true)
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
             if line.hasPrefix("["), line.hasSuffix("]") {
                 let name = String(line.dropFirst().dropLast())
@@ -77,11 +77,29 @@ public struct IniFile: Sendable, Hashable {
                 continue
             }
             guard let current, let equals = line.firstIndex(of: "=") else { continue }
-            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
-            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            let key = Self.trimmed(line[..<equals], newlines: false)
+            let value = Self.trimmed(line[line.index(after: equals)...], newlines: false)
             groups[current].set(key, value)
             entries.append(Entry(group: groups[current].name, key: key, value: value, line: lineNumber))
         }
+    }
+
+    /// `text` without the white space around it: Foundation's `.whitespaces` (space separators,
+    /// tab and, in swift-corelibs-foundation, U+200B), with `newlines` also
+    /// `.whitespacesAndNewlines`' line breaks (U+000A–U+000D, U+0085, U+2028, U+2029). In the standard library alone: Foundation's trimming goes through
+    /// NSString and took most of the time `sfx play` spent reading its sound theme.
+    static func trimmed<Text: StringProtocol>(_ text: Text, newlines: Bool) -> String {
+        func blank(_ scalar: Unicode.Scalar) -> Bool {
+            switch scalar.value {
+            case 0x09, 0x20, 0x200B: return true
+            case 0x0A...0x0D, 0x85, 0x2028, 0x2029: return newlines
+            case 0..<0xA0: return false
+            default: return scalar.properties.generalCategory == .spaceSeparator
+            }
+        }
+        let scalars = Substring(text).unicodeScalars
+        guard let first = scalars.firstIndex(where: { !blank($0) }), let last = scalars.lastIndex(where: { !blank($0) }) else { return "" }
+        return String(scalars[first...last])
     }
 
     /// Reads and parses the file at `url`. Throws `MediaError` when it cannot be read: missing,

@@ -263,14 +263,18 @@ private struct ChainLoader {
     var warnings: [String] = []
 
     mutating func load(_ theme: String) {
-        let inMemory = self.inMemory
-        guard !themes.contains(theme), !theme.isEmpty, !theme.contains("/"),
-              let (index, path) = baseDirectories.lazy.compactMap({ base -> (IniFile, String)? in
-                  let path = "\(base)/\(theme)/index.theme"
-                  let index = base == inMemory?.path ? inMemory?.index(of: theme) : try? IniFile(contentsOf: URL(filePath: path))
-                  return index.map { ($0, path) }
-              }).first
-        else { return }
+        guard !themes.contains(theme), !theme.isEmpty, !theme.contains("/") else { return }
+        // The first base directory that holds the theme (a plain loop: `lazy.compactMap(…).first`
+        // ran the closure twice for the match, reading and parsing each index.theme twice).
+        var found: (IniFile, String)?
+        for base in baseDirectories {
+            let path = "\(base)/\(theme)/index.theme"
+            if let index = base == inMemory?.path ? inMemory?.index(of: theme) : try? IniFile(contentsOf: URL(filePath: path)) {
+                found = (index, path)
+                break
+            }
+        }
+        guard let (index, path) = found else { return }
         themes.append(theme)
         let group = "Sound Theme"
         for duplicate in index.duplicates where duplicate.group == group && ["Inherits", "Directories"].contains(duplicate.key) {

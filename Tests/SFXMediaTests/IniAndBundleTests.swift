@@ -31,6 +31,21 @@ final class IniAndBundleTests: XCTestCase {
     }
 
     /// 60,000 sections (issue 9: a 770 KB file took 9.3 s when each header searched every group).
+    /// The parser trims as Foundation's `.whitespaces` and `.whitespacesAndNewlines` do, without
+    /// Foundation: every scalar either set holds, and their neighbours that neither does.
+    func testTrimmingMatchesFoundationsWhiteSpace() throws {
+        let scalars = (0...0x3100).compactMap(Unicode.Scalar.init).filter {
+            CharacterSet.whitespacesAndNewlines.contains($0) || $0.properties.isWhitespace || [0x08, 0x0E, 0x1F, 0x21, 0x84, 0x86, 0x9F, 0xA1, 0x180E, 0x200B, 0xFEFF].contains($0.value)
+        } + [Unicode.Scalar(0xFEFF)!]
+        for scalar in scalars {
+            let around = "\(scalar)\(scalar)a \(scalar) b\(scalar)"
+            XCTAssertEqual(IniFile.trimmed(around, newlines: false), around.trimmingCharacters(in: .whitespaces), "U+\(String(scalar.value, radix: 16))")
+            XCTAssertEqual(IniFile.trimmed(around, newlines: true), around.trimmingCharacters(in: .whitespacesAndNewlines), "U+\(String(scalar.value, radix: 16))")
+        }
+        XCTAssertEqual(IniFile.trimmed(" \t\r\n ", newlines: true), "")
+        XCTAssertEqual(IniFile(parsing: "[G]\n\u{3000}key\u{A0}=\tvalue with spaces \r\n")["G", "key"], "value with spaces")
+    }
+
     func testManySectionsParseAndLookUpByName() throws {
         var text = ""
         for index in 0..<60_000 {

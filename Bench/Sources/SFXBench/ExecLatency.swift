@@ -8,6 +8,16 @@ import SFXCardSupport
 /// same file. The time is taken just before posix_spawn; the DAC time is the card's onset.
 /// Every run is a fresh process (cold start, warm page cache), one at a time, with silence
 /// between them so that each onset stands alone. All three at 128 × 3 frames.
+///
+/// The three take turns (daemon, no daemon, aplay, daemon, …), each on a card of its own: the
+/// machine's load drifts over a minute (here, other builds on the same two cores), and runs in
+/// three blocks put the drift between the rows, which are compared as ratios.
+///
+/// Every client loads the card's plugin when it opens the card, inside the time measured, as a
+/// client of a real card loads nothing beyond alsa-lib's `hw`. So the plugin is C and links
+/// alsa-lib and the C library alone (PluginLinkTests): when it linked the Swift runtime,
+/// libsndfile, libsoxr and libstdc++, it doubled aplay's time (5.1 ms p50 here, against an
+/// independent card's 1.5–1.7 ms) and added well under 1 ms to sfx, which loads most of them anyway.
 enum ExecLatency {
     struct Row: Codable {
         var client: String
@@ -19,6 +29,39 @@ enum ExecLatency {
 
     static let period = 128
     static let periods = 3
+
+    /// One client: what it runs, on which card, and the times just before each of its spawns.
+    private final class Client {
+        let name: String
+        let command: String
+        let executable: URL
+        let card: CardRun
+        let argv: [UnsafeMutablePointer<CChar>?]
+        let envp: [UnsafeMutablePointer<CChar>?]
+        var triggers: [UInt64] = []
+
+        init(name: String, command: String? = nil, executable: URL, arguments: [String], environment: [String: String], card: CardRun) {
+            self.name = name
+            self.command = command ?? ([executable.lastPathComponent] + arguments).joined(separator: " ")
+            self.executable = executable
+            self.card = card
+            argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
+            envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        }
+
+        deinit {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+
+        var row: Row {
+            get throws {
+                let matched = Latency.match(triggers: triggers, onsets: try card.log().onsets)
+                return Row(client: name, command: command, runs: triggers.count, matched: matched.milliseconds.count,
+                           milliseconds: Distribution(matched.milliseconds))
+            }
+        }
+    }
 
     static func measure(count: Int, scratch: URL) throws -> [Row] {
         let bin = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
@@ -32,26 +75,60 @@ enum ExecLatency {
             throw BenchError("\(tock.path) is missing; run the benchmark from the repository (Bench/run)")
         }
         let setting = ["--device", "sfxcard", "--period", "\(period)", "--periods", "\(periods)", "-q"]
-        var rows: [Row] = []
-        rows.append(try withDaemon(front: front, program: program, setting: setting, count: count, scratch: scratch))
-        rows.append(try run(client: "sfx play tock, no daemon", executable: program,
-                            arguments: ["play", "--no-daemon"] + setting + ["tock"], count: count, scratch: scratch, name: "exec-nodaemon"))
-        rows.append(try run(client: "aplay", executable: URL(filePath: "/usr/bin/aplay"),
-                            arguments: ["-q", "-D", "sfxcard", "--period-size=\(period)", "--buffer-size=\(period * periods)", tock.path],
-                            count: count, scratch: scratch, name: "exec-aplay"))
-        return rows
-    }
 
-    /// The daemon on its own card, and the front as the client.
-    private static func withDaemon(front: URL, program: URL, setting: [String], count: Int, scratch: URL) throws -> Row {
-        let cardRun = try CardRun(scratch: scratch, name: "exec-daemon")
-        defer { cardRun.remove() }
+        // The daemon on its own card, and the front as its client.
+        let daemonCard = try CardRun(scratch: scratch, name: "exec-daemon")
+        defer { daemonCard.remove() }
         let runtime = try CardDirectory.makeTemporary(prefix: "sfx-bench-runtime-")
         defer { try? FileManager.default.removeItem(at: runtime) }
-        var environment = cardRun.card.environment
-        environment["XDG_RUNTIME_DIR"] = runtime.path
-        environment["SFX_DAEMON_TRIED"] = nil
-        environment["SFX_SOCKET"] = nil
+        var daemonEnvironment = daemonCard.card.environment
+        daemonEnvironment["XDG_RUNTIME_DIR"] = runtime.path
+        daemonEnvironment["SFX_DAEMON_TRIED"] = nil
+        daemonEnvironment["SFX_SOCKET"] = nil
+        let daemon = try startDaemon(program: program, setting: setting, environment: daemonEnvironment, runtime: runtime)
+        defer {
+            daemon.terminate()
+            daemon.waitUntilExit()
+        }
+        let programCard = try CardRun(scratch: scratch, name: "exec-nodaemon")
+        defer { programCard.remove() }
+        let aplayCard = try CardRun(scratch: scratch, name: "exec-aplay")
+        defer { aplayCard.remove() }
+        func plain(_ card: CardRun) -> [String: String] {
+            var environment = card.card.environment
+            environment["SFX_DAEMON_TRIED"] = nil
+            return environment
+        }
+        let clients = [
+            Client(name: "sfx play tock, daemon", command: "sfx play tock (the front, with `sfx serve` running)",
+                   executable: front, arguments: ["play", "tock"], environment: daemonEnvironment, card: daemonCard),
+            Client(name: "sfx play tock, no daemon", executable: program, arguments: ["play", "--no-daemon"] + setting + ["tock"],
+                   environment: plain(programCard), card: programCard),
+            Client(name: "aplay", executable: URL(filePath: "/usr/bin/aplay"),
+                   arguments: ["-q", "-D", "sfxcard", "--period-size=\(period)", "--buffer-size=\(period * periods)", tock.path],
+                   environment: plain(aplayCard), card: aplayCard),
+        ]
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        for _ in 0..<count {
+            for client in clients {
+                client.triggers.append(try spawn(client, actions: &actions))
+                // The tock is 80 ms: let it end and leave silence before the next onset; with
+                // three cards in turn, the daemon has closed its device (100 ms of silence) by
+                // its next run, as between a shell's occasional plays.
+                Meter.sleep(seconds: 0.15)
+            }
+        }
+        daemon.terminate()
+        daemon.waitUntilExit()
+        return try clients.map { try $0.row }
+    }
+
+    /// `sfx serve` on its card; returns once its socket is there.
+    private static func startDaemon(program: URL, setting: [String], environment: [String: String], runtime: URL) throws -> Process {
         let daemon = Process()
         daemon.executableURL = program
         daemon.arguments = ["serve"] + setting
@@ -70,57 +147,21 @@ enum ExecLatency {
             waited += 1
         }
         Meter.sleep(seconds: 0.3)
-        let triggers = try spawnRuns(front, ["play", "tock"], environment: environment, count: count, settle: 0.15)
-        daemon.terminate()
-        daemon.waitUntilExit()
-        return row("sfx play tock, daemon", "sfx play tock (the front, with `sfx serve` running)", triggers, try cardRun.log())
+        return daemon
     }
 
-    private static func run(client: String, executable: URL, arguments: [String], count: Int, scratch: URL, name: String) throws -> Row {
-        let cardRun = try CardRun(scratch: scratch, name: name)
-        defer { cardRun.remove() }
-        var environment = cardRun.card.environment
-        environment["SFX_DAEMON_TRIED"] = nil
-        let triggers = try spawnRuns(executable, arguments, environment: environment, count: count, settle: 0.05)
-        return row(client, ([executable.lastPathComponent] + arguments).joined(separator: " "), triggers, try cardRun.log())
-    }
-
-    private static func row(_ client: String, _ command: String, _ triggers: [UInt64], _ log: CardLog) -> Row {
-        let matched = Latency.match(triggers: triggers, onsets: log.onsets)
-        return Row(client: client, command: command, runs: triggers.count, matched: matched.milliseconds.count,
-                   milliseconds: Distribution(matched.milliseconds))
-    }
-
-    /// Starts the program `count` times, one after the other; returns the time before each spawn.
-    private static func spawnRuns(_ executable: URL, _ arguments: [String], environment: [String: String],
-                                  count: Int, settle: Double) throws -> [UInt64] {
-        let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
+    /// Starts one run of `client` and waits for it; returns the time just before the spawn.
+    private static func spawn(_ client: Client, actions: inout posix_spawn_file_actions_t) throws -> UInt64 {
+        var pid: pid_t = 0
+        let before = Meter.now()
+        let result = posix_spawn(&pid, client.executable.path, &actions, nil, client.argv, client.envp)
+        guard result == 0 else { throw BenchError("cannot start \(client.executable.path) (\(String(cString: strerror(result)))); check it is built") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        guard status == 0 else {
+            throw BenchError("\(client.command) failed (wait status \(status)); run it by hand to see why")
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var triggers: [UInt64] = []
-        for _ in 0..<count {
-            var pid: pid_t = 0
-            let before = Meter.now()
-            let result = posix_spawn(&pid, executable.path, &actions, nil, argv, envp)
-            guard result == 0 else { throw BenchError("cannot start \(executable.path) (\(String(cString: strerror(result)))); check it is built") }
-            triggers.append(before)
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-            guard status == 0 else {
-                throw BenchError("\(([executable.lastPathComponent] + arguments).joined(separator: " ")) failed (wait status \(status)); run it by hand to see why")
-            }
-            // The tock is 80 ms: let it end and leave silence before the next onset.
-            Meter.sleep(seconds: settle + 0.1)
-        }
-        return triggers
+        return before
     }
 }
 

@@ -9,4 +9,9 @@ long sfx_mpg123_quieted_count(void);
 /// sfx is linked into the program itself (see image_path.c).
 char *sfx_media_library_path(void);
 
+/// Loads libsndfile (with its codecs' libraries, about 0.7 ms) on a thread of its own, once, so
+/// that a command about to decode finds it loaded; a decode that comes first waits for it. See
+/// on_demand.c.
+void sfx_media_preload(void);
+
 #endif

@@ -1,0 +1,143 @@
+/*
+ * libcurl on demand. FoundationNetworking (URLSession: http(s) sound URLs, uploads) calls libcurl,
+ * and libcurl.so.4 with what it loads (OpenSSL, GnuTLS, Kerberos, LDAP, SSH, about 30 libraries)
+ * costs every `sfx` command some 4 ms at start-up when linked, longer than all of aplay. So the
+ * targets that import FoundationNetworking do not autolink curl (Package.swift), and the libcurl
+ * functions FoundationNetworking calls are defined here, hidden in sfx's own image: each goes
+ * through a pointer that the first call fills by dlopen()ing libcurl.so.4 and dlsym()ing them.
+ * Where Foundation is linked dynamically (debug builds), libFoundationNetworking.so links
+ * libcurl itself and these hidden definitions are not used.
+ *
+ * The list is what swift-corelibs-foundation's FoundationNetworking and _CFURLSessionInterface
+ * call (nm -u on their archives); a function missing here fails the link of a static build.
+ * The variadic setters and getters take one value after the option, a long, a pointer, a
+ * curl_off_t or a function pointer, all passed alike on the 64-bit ABIs sfx builds for.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define CURL_DISABLE_TYPECHECK   /* the type-checking macros would rename the definitions below */
+#pragma GCC visibility push(hidden)
+#include <curl/curl.h>
+#pragma GCC visibility pop
+
+#include "csfxcurl.h"
+
+#define SFX_CURL_FUNCTIONS(X) \
+    X(curl_easy_cleanup) X(curl_easy_getinfo) X(curl_easy_init) X(curl_easy_pause) X(curl_easy_setopt) \
+    X(curl_easy_strerror) X(curl_free) X(curl_global_init) X(curl_multi_add_handle) X(curl_multi_assign) \
+    X(curl_multi_cleanup) X(curl_multi_info_read) X(curl_multi_init) X(curl_multi_remove_handle) \
+    X(curl_multi_setopt) X(curl_multi_socket_action) X(curl_slist_append) X(curl_slist_free_all) \
+    X(curl_url) X(curl_url_get) X(curl_url_set) X(curl_version) X(curl_version_info)
+
+static struct {
+#define SFX_FIELD(name) __typeof__(name) *name;
+    SFX_CURL_FUNCTIONS(SFX_FIELD)
+#undef SFX_FIELD
+} real;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+/* FoundationNetworking has no way to hear that libcurl is missing (linked, sfx would not start
+ * at all): say what is missing and stop. */
+static void load(void)
+{
+    static const char soname[] = "libcurl.so.4";
+    void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+        fprintf(stderr, "sfx: %s cannot be loaded for http(s) (%s); install libcurl4 (apt-get install libcurl4)\n", soname, dlerror());
+        abort();
+    }
+#define SFX_LOOKUP(name) \
+    if (!(real.name = (__typeof__(name) *)dlsym(library, #name))) { \
+        fprintf(stderr, "sfx: %s has no %s; install libcurl4 7.62 or newer\n", soname, #name); \
+        abort(); \
+    }
+    SFX_CURL_FUNCTIONS(SFX_LOOKUP)
+#undef SFX_LOOKUP
+}
+
+#define SFX_CURL(name) (pthread_once(&once, load), real.name)
+
+void curl_easy_cleanup(CURL *curl) { SFX_CURL(curl_easy_cleanup)(curl); }
+
+CURLcode curl_easy_getinfo(CURL *curl, CURLINFO info, ...)
+{
+    va_list arguments;
+    va_start(arguments, info);
+    void *out = va_arg(arguments, void *);
+    va_end(arguments);
+    return SFX_CURL(curl_easy_getinfo)(curl, info, out);
+}
+
+CURL *curl_easy_init(void) { return SFX_CURL(curl_easy_init)(); }
+
+CURLcode curl_easy_pause(CURL *handle, int bitmask) { return SFX_CURL(curl_easy_pause)(handle, bitmask); }
+
+CURLcode curl_easy_setopt(CURL *curl, CURLoption option, ...)
+{
+    va_list arguments;
+    va_start(arguments, option);
+    void *value = va_arg(arguments, void *);
+    va_end(arguments);
+    return SFX_CURL(curl_easy_setopt)(curl, option, value);
+}
+
+const char *curl_easy_strerror(CURLcode code) { return SFX_CURL(curl_easy_strerror)(code); }
+
+void curl_free(void *p) { SFX_CURL(curl_free)(p); }
+
+CURLcode curl_global_init(long flags) { return SFX_CURL(curl_global_init)(flags); }
+
+CURLMcode curl_multi_add_handle(CURLM *multi, CURL *easy) { return SFX_CURL(curl_multi_add_handle)(multi, easy); }
+
+CURLMcode curl_multi_assign(CURLM *multi, curl_socket_t socket, void *pointer)
+{
+    return SFX_CURL(curl_multi_assign)(multi, socket, pointer);
+}
+
+CURLMcode curl_multi_cleanup(CURLM *multi) { return SFX_CURL(curl_multi_cleanup)(multi); }
+
+CURLMsg *curl_multi_info_read(CURLM *multi, int *left) { return SFX_CURL(curl_multi_info_read)(multi, left); }
+
+CURLM *curl_multi_init(void) { return SFX_CURL(curl_multi_init)(); }
+
+CURLMcode curl_multi_remove_handle(CURLM *multi, CURL *easy) { return SFX_CURL(curl_multi_remove_handle)(multi, easy); }
+
+CURLMcode curl_multi_setopt(CURLM *multi, CURLMoption option, ...)
+{
+    va_list arguments;
+    va_start(arguments, option);
+    void *value = va_arg(arguments, void *);
+    va_end(arguments);
+    return SFX_CURL(curl_multi_setopt)(multi, option, value);
+}
+
+CURLMcode curl_multi_socket_action(CURLM *multi, curl_socket_t socket, int events, int *running)
+{
+    return SFX_CURL(curl_multi_socket_action)(multi, socket, events, running);
+}
+
+struct curl_slist *curl_slist_append(struct curl_slist *list, const char *data) { return SFX_CURL(curl_slist_append)(list, data); }
+
+void curl_slist_free_all(struct curl_slist *list) { SFX_CURL(curl_slist_free_all)(list); }
+
+CURLU *curl_url(void) { return SFX_CURL(curl_url)(); }
+
+CURLUcode curl_url_get(CURLU *handle, CURLUPart what, char **part, unsigned int flags)
+{
+    return SFX_CURL(curl_url_get)(handle, what, part, flags);
+}
+
+CURLUcode curl_url_set(CURLU *handle, CURLUPart what, const char *part, unsigned int flags)
+{
+    return SFX_CURL(curl_url_set)(handle, what, part, flags);
+}
+
+char *curl_version(void) { return SFX_CURL(curl_version)(); }
+
+curl_version_info_data *curl_version_info(CURLversion version) { return SFX_CURL(curl_version_info)(version); }

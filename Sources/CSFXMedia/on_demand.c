@@ -1,0 +1,247 @@
+/*
+ * libsndfile (decoding, encoding), libsoxr (resampling) and libebur128 (loudness) on demand.
+ * Linked, they load at every start of `sfx` (libsndfile with FLAC, Vorbis, Opus, MPEG and LAME;
+ * libsoxr with OpenMP's libgomp), about 1 ms before the first line runs, while most commands
+ * never resample or measure loudness, and one that decodes can load libsndfile on a second
+ * thread while it starts (sfx_media_preload). So the functions sfx calls are defined here,
+ * hidden in sfx's own image: each goes through a pointer that the first call fills (dlopen,
+ * dlsym). Without the library a call fails as the library reports failure (an error text naming
+ * what to install; no file, no state). Package.swift declares CSndFile, CSoxr and CEBUR128
+ * without pkg-config and their module maps link nothing, so none is a dependency of the program.
+ * Add a function here before calling a new one from Swift.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#pragma GCC visibility push(hidden)
+#include <ebur128.h>
+#include <sndfile.h>
+#include <soxr.h>
+#pragma GCC visibility pop
+#include <unistd.h>
+
+#include "csfxmedia.h"
+
+#define SFX_FIELD(name) __typeof__(name) *name;
+
+/* dlopen()s `soname` (`global`: its symbols and its libraries' join the program's, as when
+ * linked), or says in `error` what to install. */
+static void *open_library(const char *soname, int global, const char *package, char *error, size_t size)
+{
+    void *library = dlopen(soname, RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));
+    if (!library)
+        snprintf(error, size, "%s cannot be loaded (%s); install Debian's %s", soname, dlerror(), package);
+    return library;
+}
+
+/* Fills `slot` with `library`'s `name`, unless an earlier step failed. */
+static void look_up(void *library, const char *name, void **slot, const char *soname, const char *package, char *error, size_t size)
+{
+    if (!library || error[0])
+        return;
+    if (!(*slot = dlsym(library, name)))
+        snprintf(error, size, "%s has no %s; install Debian's %s", soname, name, package);
+}
+
+/* ---- libsndfile ---- */
+
+#define SNDFILE_FUNCTIONS(X) \
+    X(sf_close) X(sf_command) X(sf_error) X(sf_format_check) X(sf_open) X(sf_open_fd) X(sf_readf_float) \
+    X(sf_seek) X(sf_strerror) X(sf_writef_float)
+
+static struct { SNDFILE_FUNCTIONS(SFX_FIELD) } sndfile_library;
+static pthread_once_t sndfile_library_once = PTHREAD_ONCE_INIT;
+static char sndfile_library_error[192];
+
+/* Global, because mpg123_quiet.c's mpg123_new finds libmpg123's (under libsndfile) with
+ * RTLD_NEXT, which searches the program's libraries alone. */
+static void load_sndfile(void)
+{
+    void *library = open_library("libsndfile.so.1", 1, "libsndfile1", sndfile_library_error, sizeof sndfile_library_error);
+#define SFX_LOOK_UP(name) \
+    look_up(library, #name, (void **)&sndfile_library.name, "libsndfile.so.1", "libsndfile1", sndfile_library_error, sizeof sndfile_library_error);
+    SNDFILE_FUNCTIONS(SFX_LOOK_UP)
+#undef SFX_LOOK_UP
+}
+
+static int sndfile_library_ready(void)
+{
+    pthread_once(&sndfile_library_once, load_sndfile);
+    return !sndfile_library_error[0];
+}
+
+static void *preload(void *unused)
+{
+    (void)unused;
+    sndfile_library_ready();
+    return NULL;
+}
+
+void sfx_media_preload(void)
+{
+    static atomic_flag started = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&started))
+        return;
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, preload, NULL) == 0)
+        pthread_detach(thread);   /* no thread: the first decode loads it */
+}
+
+/* Without the library no file opens, and sf_strerror(NULL) says why. */
+SNDFILE *sf_open(const char *path, int mode, SF_INFO *info)
+{
+    return sndfile_library_ready() ? sndfile_library.sf_open(path, mode, info) : NULL;
+}
+
+SNDFILE *sf_open_fd(int fd, int mode, SF_INFO *info, int close_descriptor)
+{
+    if (sndfile_library_ready())
+        return sndfile_library.sf_open_fd(fd, mode, info, close_descriptor);
+    if (close_descriptor)
+        close(fd);
+    return NULL;
+}
+
+const char *sf_strerror(SNDFILE *file)
+{
+    return sndfile_library_ready() ? sndfile_library.sf_strerror(file) : sndfile_library_error;
+}
+
+int sf_error(SNDFILE *file) { return sndfile_library_ready() ? sndfile_library.sf_error(file) : SF_ERR_SYSTEM; }
+
+int sf_format_check(const SF_INFO *info) { return sndfile_library_ready() ? sndfile_library.sf_format_check(info) : 0; }
+
+/* Commands without a file (format information) need the library too; the others are only ever
+ * called with a file, so it is loaded by then. */
+int sf_command(SNDFILE *file, int command, void *data, int size)
+{
+    return sndfile_library_ready() ? sndfile_library.sf_command(file, command, data, size) : SF_ERR_SYSTEM;
+}
+
+int sf_close(SNDFILE *file) { return sndfile_library.sf_close(file); }
+
+sf_count_t sf_readf_float(SNDFILE *file, float *frames, sf_count_t count) { return sndfile_library.sf_readf_float(file, frames, count); }
+
+sf_count_t sf_writef_float(SNDFILE *file, const float *frames, sf_count_t count)
+{
+    return sndfile_library.sf_writef_float(file, frames, count);
+}
+
+sf_count_t sf_seek(SNDFILE *file, sf_count_t frames, int whence) { return sndfile_library.sf_seek(file, frames, whence); }
+
+/* ---- libsoxr ---- */
+
+#define SOXR_FUNCTIONS(X) X(soxr_create) X(soxr_delete) X(soxr_io_spec) X(soxr_process) X(soxr_quality_spec)
+
+static struct { SOXR_FUNCTIONS(SFX_FIELD) } soxr_library;
+static pthread_once_t soxr_library_once = PTHREAD_ONCE_INIT;
+static char soxr_library_error[192];
+
+static void load_soxr(void)
+{
+    void *library = open_library("libsoxr.so.0", 0, "libsoxr0", soxr_library_error, sizeof soxr_library_error);
+#define SFX_LOOK_UP(name) \
+    look_up(library, #name, (void **)&soxr_library.name, "libsoxr.so.0", "libsoxr0", soxr_library_error, sizeof soxr_library_error);
+    SOXR_FUNCTIONS(SFX_LOOK_UP)
+#undef SFX_LOOK_UP
+}
+
+static int soxr_library_ready(void)
+{
+    pthread_once(&soxr_library_once, load_soxr);
+    return !soxr_library_error[0];
+}
+
+soxr_t soxr_create(double input_rate, double output_rate, unsigned channels, soxr_error_t *error,
+                   soxr_io_spec_t const *io, soxr_quality_spec_t const *quality, soxr_runtime_spec_t const *runtime)
+{
+    if (!soxr_library_ready()) {
+        if (error) *error = soxr_library_error;
+        return NULL;
+    }
+    return soxr_library.soxr_create(input_rate, output_rate, channels, error, io, quality, runtime);
+}
+
+void soxr_delete(soxr_t resampler)
+{
+    if (soxr_library_ready()) soxr_library.soxr_delete(resampler);
+}
+
+/* Called before soxr_create, which then reports a missing library; zero specs until then. */
+soxr_io_spec_t soxr_io_spec(soxr_datatype_t input, soxr_datatype_t output)
+{
+    soxr_io_spec_t none;
+    memset(&none, 0, sizeof none);
+    return soxr_library_ready() ? soxr_library.soxr_io_spec(input, output) : none;
+}
+
+soxr_quality_spec_t soxr_quality_spec(unsigned long recipe, unsigned long flags)
+{
+    soxr_quality_spec_t none;
+    memset(&none, 0, sizeof none);
+    return soxr_library_ready() ? soxr_library.soxr_quality_spec(recipe, flags) : none;
+}
+
+soxr_error_t soxr_process(soxr_t resampler, soxr_in_t in, size_t in_length, size_t *in_done,
+                          soxr_out_t out, size_t out_length, size_t *out_done)
+{
+    if (!soxr_library_ready()) return soxr_library_error;
+    return soxr_library.soxr_process(resampler, in, in_length, in_done, out, out_length, out_done);
+}
+
+/* ---- libebur128 ---- */
+
+#define EBUR128_FUNCTIONS(X) \
+    X(ebur128_add_frames_float) X(ebur128_destroy) X(ebur128_init) X(ebur128_loudness_global) \
+    X(ebur128_loudness_momentary) X(ebur128_set_channel) X(ebur128_true_peak)
+
+static struct { EBUR128_FUNCTIONS(SFX_FIELD) } ebur128_library;
+static pthread_once_t ebur128_library_once = PTHREAD_ONCE_INIT;
+static char ebur128_library_error[192];
+
+static void load_ebur128(void)
+{
+    void *library = open_library("libebur128.so.1", 0, "libebur128-1", ebur128_library_error, sizeof ebur128_library_error);
+#define SFX_LOOK_UP(name) \
+    look_up(library, #name, (void **)&ebur128_library.name, "libebur128.so.1", "libebur128-1", ebur128_library_error, sizeof ebur128_library_error);
+    EBUR128_FUNCTIONS(SFX_LOOK_UP)
+#undef SFX_LOOK_UP
+}
+
+static int ebur128_library_ready(void)
+{
+    pthread_once(&ebur128_library_once, load_ebur128);
+    return !ebur128_library_error[0];
+}
+
+/* No state without the library, as for channels or a rate it refuses: Loudness reports that in
+ * its one line. The others are only ever called with a state, so the library is loaded by then. */
+ebur128_state *ebur128_init(unsigned int channels, unsigned long rate, int mode)
+{
+    return ebur128_library_ready() ? ebur128_library.ebur128_init(channels, rate, mode) : NULL;
+}
+
+void ebur128_destroy(ebur128_state **state) { ebur128_library.ebur128_destroy(state); }
+
+int ebur128_set_channel(ebur128_state *state, unsigned int channel, int value)
+{
+    return ebur128_library.ebur128_set_channel(state, channel, value);
+}
+
+int ebur128_add_frames_float(ebur128_state *state, const float *frames, size_t count)
+{
+    return ebur128_library.ebur128_add_frames_float(state, frames, count);
+}
+
+int ebur128_loudness_global(ebur128_state *state, double *out) { return ebur128_library.ebur128_loudness_global(state, out); }
+
+int ebur128_loudness_momentary(ebur128_state *state, double *out) { return ebur128_library.ebur128_loudness_momentary(state, out); }
+
+int ebur128_true_peak(ebur128_state *state, unsigned int channel, double *out)
+{
+    return ebur128_library.ebur128_true_peak(state, channel, out);
+}

@@ -1,0 +1,121 @@
+import Foundation
+import SFXMedia
+import XCTest
+
+/// What `sfx` loads before its first line runs (sfx-bench --exec measures the time): the Swift
+/// runtime and Foundation are linked into the program, and libcurl (Sources/CSFXCurl), libpulse
+/// (Sources/CSFXPulse), libsndfile, libsoxr, libebur128 (Sources/CSFXMedia/on_demand.c) and
+/// libgpiod (Sources/CSFXHaptics) are loaded at their first use, so none is a dependency, while
+/// fetching a URL (through libcurl) still works and a missing library is named when it is needed.
+final class ProgramStartTests: CommandTestCase {
+    /// The program's DT_NEEDED entries, as `readelf -d` prints them.
+    func neededLibraries() throws -> [String] {
+        let process = Process()
+        process.executableURL = URL(filePath: "/usr/bin/readelf")
+        process.arguments = ["-d", Self.program.path]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return text.split(separator: "\n").filter { $0.contains("(NEEDED)") }.compactMap { line in
+            guard let open = line.firstIndex(of: "["), let close = line.lastIndex(of: "]"), open < close else { return nil }
+            return String(line[line.index(after: open)..<close])
+        }
+    }
+
+    func testTheProgramLinksNoSwiftRuntimeNorALibraryLoadedOnFirstUse() throws {
+        let needed = try neededLibraries()
+        XCTAssertTrue(needed.contains("libasound.so.2"), "\(needed)")
+        let shared = needed.filter {
+            $0.hasPrefix("libswift") || $0.hasPrefix("libFoundation") || $0.hasPrefix("lib_Foundation") || $0.hasPrefix("libdispatch")
+                || $0.hasPrefix("libcurl") || $0.hasPrefix("libpulse") || $0.hasPrefix("libsoxr") || $0.hasPrefix("libebur128")
+                || $0.hasPrefix("libgpiod") || $0.hasPrefix("libsndfile")
+        }
+        XCTAssertEqual(shared, [], "sfx loads these at every start")
+    }
+
+    /// 0.2 s of a 440 Hz tone at 0.25, 16-bit mono WAV at `rate`.
+    func writeTone(to url: URL, rate: Int) throws -> [Float] {
+        let tone = (0..<rate / 5).map { 0.25 * sin(Float($0) * 2 * .pi * 440 / Float(rate)) }
+        var wav = Data()
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { wav.append(contentsOf: $0) } }
+        wav.append(contentsOf: Array("RIFF".utf8)); append(UInt32(36 + tone.count * 2)); wav.append(contentsOf: Array("WAVE".utf8))
+        wav.append(contentsOf: Array("fmt ".utf8)); append(UInt32(16)); append(UInt16(1)); append(UInt16(1))
+        append(UInt32(rate)); append(UInt32(rate * 2)); append(UInt16(2)); append(UInt16(16))
+        wav.append(contentsOf: Array("data".utf8)); append(UInt32(tone.count * 2))
+        for sample in tone { append(Int16((sample * 32_767).rounded())) }
+        try wav.write(to: url)
+        return tone
+    }
+
+    /// An http URL goes through FoundationNetworking and libcurl, loaded at the first transfer.
+    func testAURLPlaysThroughCurlLoadedOnFirstUse() throws {
+        let served = scratch.appending(path: "served", directoryHint: .isDirectory)
+        try FileManager.default.createDirectory(at: served, withIntermediateDirectories: true)
+        let tone = try writeTone(to: served.appending(path: "tone.wav"), rate: 48_000)
+
+        let server = Process()
+        server.executableURL = URL(filePath: "/usr/bin/python3")
+        server.arguments = [URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appending(path: "http/stream-server.py").path, served.path]
+        let input = Pipe(), output = Pipe()
+        server.standardInput = input
+        server.standardOutput = output
+        try server.run()
+        defer {
+            try? input.fileHandleForWriting.close()
+            server.terminate()
+            server.waitUntilExit()
+        }
+        var line = Data()
+        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line.append(byte) }
+        let port = try XCTUnwrap(Int(String(decoding: line, as: UTF8.self)), "the test server (Tests/http/stream-server.py) reported no port")
+
+        let run = try sfx("play", "http://127.0.0.1:\(port)/normal/tone.wav")
+        XCTAssertEqual(run.status, 0, run.stderr)
+        // The card recorded the tone: its loudest sample is the tone's (0.25), give or take the
+        // 16-bit quantisation.
+        let recording = try AudioDecoder(format: .standard).decode(contentsOf: URL(filePath: try XCTUnwrap(run.recording, run.stdout)))
+        XCTAssertGreaterThanOrEqual(recording.frameCount, tone.count, "the tone reached the card")
+        XCTAssertEqual(recording.samples.map(abs).max() ?? 0, 0.25, accuracy: 0.001)
+    }
+
+    /// Runs sfx in a mount namespace where `library`'s file is empty (as if not installed).
+    func sfx(without library: String, _ arguments: [String]) throws -> Run {
+        let candidates = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib", "/lib/x86_64-linux-gnu"].map { "\($0)/\(library)" }
+        let found = try XCTUnwrap(candidates.first { FileManager.default.fileExists(atPath: $0) }, "\(library) is not installed")
+        let script = "mount --bind /dev/null '\(URL(filePath: found).resolvingSymlinksInPath().path)' || exit 97\nexec \"$0\" \"$@\""
+        return try sfx(["--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, Self.program.path] + arguments,
+                       program: URL(filePath: "/usr/bin/unshare"))
+    }
+
+    /// Without libsndfile the program starts, and a sound to decode says in one line what to install.
+    func testWithoutLibsndfileSfxStartsAndADecodeSaysWhatToInstall() throws {
+        guard getuid() == 0 else { throw XCTSkip("hiding libsndfile needs a mount namespace (root)") }
+        let version = try sfx(without: "libsndfile.so.1", ["--version"])
+        XCTAssertEqual(version.status, 0, version.stderr)
+        let play = try sfx(without: "libsndfile.so.1", ["play", "tock"])
+        XCTAssertEqual(play.status, 1, play.stderr)
+        let lines = play.stderr.split(separator: "\n").filter { !$0.contains("virtual card") }
+        XCTAssertEqual(lines.count, 1, play.stderr)
+        XCTAssertTrue(play.stderr.contains("libsndfile.so.1 cannot be loaded"), play.stderr)
+        XCTAssertTrue(play.stderr.contains("install Debian's libsndfile1"), play.stderr)
+    }
+
+    /// Without libsoxr (its file hidden in a mount namespace), a tock at the card's rate plays and
+    /// a file that needs resampling says in one line what to install.
+    func testWithoutLibsoxrOnlyAFileToResampleFailsAndSaysWhatToInstall() throws {
+        guard getuid() == 0 else { throw XCTSkip("hiding libsoxr needs a mount namespace (root)") }
+        func withoutSoxr(_ arguments: [String]) throws -> Run { try sfx(without: "libsoxr.so.0", arguments) }
+        let tock = try withoutSoxr(["play", "tock"])
+        XCTAssertEqual(tock.status, 0, tock.stderr)
+        _ = try writeTone(to: scratch.appending(path: "tone44.wav"), rate: 44_100)
+        let resampled = try withoutSoxr(["play", "tone44.wav"])
+        XCTAssertEqual(resampled.status, 1, resampled.stderr)
+        let lines = resampled.stderr.split(separator: "\n").filter { !$0.contains("virtual card") }
+        XCTAssertEqual(lines.count, 1, resampled.stderr)
+        XCTAssertTrue(resampled.stderr.contains("libsoxr.so.0 cannot be loaded"), resampled.stderr)
+        XCTAssertTrue(resampled.stderr.contains("install Debian's libsoxr0"), resampled.stderr)
+    }
+}
