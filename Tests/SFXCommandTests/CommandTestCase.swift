@@ -36,6 +36,27 @@ class CommandTestCase: XCTestCase {
     /// `.build/<configuration>/sfx`, beside this test bundle.
     static var program: URL { buildDirectory.appending(path: "sfx") }
 
+    /// The front installed as bin/sfx (a C program), beside this test bundle.
+    static var front: URL { buildDirectory.appending(path: "sfx-front") }
+
+    /// An ELF file's DT_NEEDED entries, as `readelf -d` prints them
+    /// ("0x0000000000000001 (NEEDED)   Shared library: [libc.so.6]").
+    static func neededLibraries(of file: URL) throws -> [String] {
+        let process = Process()
+        process.executableURL = URL(filePath: "/usr/bin/readelf")
+        process.arguments = ["-d", file.path]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, "readelf -d \(file.path)")
+        return text.split(separator: "\n").filter { $0.contains("(NEEDED)") }.compactMap { line in
+            guard let open = line.firstIndex(of: "["), let close = line.lastIndex(of: "]"), open < close else { return nil }
+            return String(line[line.index(after: open)..<close])
+        }
+    }
+
     var scratch: URL!
 
     override func setUpWithError() throws {

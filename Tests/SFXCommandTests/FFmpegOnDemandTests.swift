@@ -9,16 +9,8 @@ final class FFmpegOnDemandTests: CommandTestCase {
     static let libraries = ["libavformat.so.59", "libavcodec.so.59", "libswresample.so.4", "libavutil.so.57"]
 
     func testTheProgramDoesNotLinkFFmpeg() throws {
-        let process = Process()
-        process.executableURL = URL(filePath: "/usr/bin/readelf")
-        process.arguments = ["-d", Self.program.path]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        let needed = text.split(separator: "\n").filter { $0.contains("(NEEDED)") }
-        XCTAssertFalse(needed.isEmpty, text)
+        let needed = try Self.neededLibraries(of: Self.program)
+        XCTAssertFalse(needed.isEmpty)
         for library in ["libavformat", "libavcodec", "libswresample", "libavutil"] {
             XCTAssertFalse(needed.contains { $0.contains(library) }, "sfx links \(library): \(needed)")
         }

@@ -8,24 +8,8 @@ import XCTest
 /// libgpiod (Sources/CSFXHaptics) are loaded at their first use, so none is a dependency, while
 /// fetching a URL (through libcurl) still works and a missing library is named when it is needed.
 final class ProgramStartTests: CommandTestCase {
-    /// The program's DT_NEEDED entries, as `readelf -d` prints them.
-    func neededLibraries() throws -> [String] {
-        let process = Process()
-        process.executableURL = URL(filePath: "/usr/bin/readelf")
-        process.arguments = ["-d", Self.program.path]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return text.split(separator: "\n").filter { $0.contains("(NEEDED)") }.compactMap { line in
-            guard let open = line.firstIndex(of: "["), let close = line.lastIndex(of: "]"), open < close else { return nil }
-            return String(line[line.index(after: open)..<close])
-        }
-    }
-
     func testTheProgramLinksNoSwiftRuntimeNorALibraryLoadedOnFirstUse() throws {
-        let needed = try neededLibraries()
+        let needed = try Self.neededLibraries(of: Self.program)
         XCTAssertTrue(needed.contains("libasound.so.2"), "\(needed)")
         let shared = needed.filter {
             $0.hasPrefix("libswift") || $0.hasPrefix("libFoundation") || $0.hasPrefix("lib_Foundation") || $0.hasPrefix("libdispatch")
@@ -117,5 +101,14 @@ final class ProgramStartTests: CommandTestCase {
         XCTAssertEqual(lines.count, 1, resampled.stderr)
         XCTAssertTrue(resampled.stderr.contains("libsoxr.so.0 cannot be loaded"), resampled.stderr)
         XCTAssertTrue(resampled.stderr.contains("install Debian's libsoxr0"), resampled.stderr)
+    }
+
+    /// The front (bin/sfx) is what every `sfx` command starts with, and all a play through the
+    /// daemon runs: it loads the C library alone, not the Swift runtime swiftc links into every
+    /// product (about 2 ms, most of its round trip to the daemon).
+    func testTheFrontLoadsOnlyTheCLibrary() throws {
+        let needed = try Self.neededLibraries(of: Self.front)
+        XCTAssertTrue(needed.contains("libc.so.6"), "\(needed)")
+        XCTAssertEqual(Set(needed).subtracting(["libc.so.6", "libm.so.6"]), [], "the front needs \(needed)")
     }
 }
