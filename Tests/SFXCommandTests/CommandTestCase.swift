@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import XCTest
 
 struct ProgramMissing: Error, CustomStringConvertible {
@@ -99,6 +100,24 @@ class CommandTestCase: XCTestCase {
         process.standardError = FileHandle.nullDevice
         try process.run()
         return process
+    }
+
+    /// Runs sfx in a mount namespace where `libraries`' files are empty, as if not installed.
+    /// As root the namespace is unshare's own; otherwise it sits in a new user namespace with the
+    /// caller mapped to root, where bind mounts are allowed too, so no test needs root for it.
+    func sfx(hiding libraries: [String], _ arguments: [String]) throws -> Run {
+        let paths = try libraries.map { name -> String in
+            let candidates = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib", "/lib/x86_64-linux-gnu"]
+                .map { "\($0)/\(name)" }
+            let found = try XCTUnwrap(candidates.first { FileManager.default.fileExists(atPath: $0) }, "\(name) is not installed")
+            return URL(filePath: found).resolvingSymlinksInPath().path
+        }
+        let script = paths.map { "mount --bind /dev/null '\($0)' || exit 97" }.joined(separator: "\n") + "\nexec \"$0\" \"$@\""
+        let namespace = (getuid() == 0 ? [] : ["--user", "--map-root-user"]) + ["--mount", "--propagation", "private"]
+        let run = try sfx(namespace + ["--", "/bin/sh", "-c", script, Self.program.path] + arguments,
+                          program: URL(filePath: "/usr/bin/unshare"))
+        XCTAssertNotEqual(run.status, 97, "could not hide \(libraries) in a mount namespace: \(run.stderr)")
+        return run
     }
 
     func sfx(_ arguments: String..., input: Data? = nil) throws -> Run { try sfx(arguments, input: input) }
