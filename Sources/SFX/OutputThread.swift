@@ -85,9 +85,6 @@ final class OutputThread: @unchecked Sendable {
     /// Whether the device's delay followed its DAC frame by frame at the last probe: rewinds then
     /// need no slack for the pointer's granularity.
     let delayFollowsDAC = Atomic<Bool>(false)
-    /// The device's pointer moves per period: it is (re)opened with `RewindMode.coarseRequest`.
-    /// Output thread only.
-    var coarsePointer = false
     /// The mixer frame at which the last commands started by rewinding were applied.
     let lastPlacement = Atomic<Int>(-1)
     /// The mixer frame the device now open started at (its frame 0): a device reopened after the
@@ -242,13 +239,6 @@ final class OutputThread: @unchecked Sendable {
                     reopen(announce: false)
                     // Said once the classic device is open: the engine waits for this verdict.
                     rewindState.store(Self.code(why), ordering: .releasing)
-                case .coarsePointer:
-                    // Found at the probe, right after the device opened: reopen it with small periods.
-                    coarsePointer = true
-                    device.drop()
-                    device.close()
-                    self.device = nil
-                    reopen(announce: false)
                 }
             } else {
                 playByClock(for: retryDelay)
@@ -258,7 +248,7 @@ final class OutputThread: @unchecked Sendable {
         device = nil
     }
 
-    enum Ending { case stopRequested, lost(Int32), idle, timeUp, fallBack(RewindRefusal), coarsePointer }
+    enum Ending { case stopRequested, lost(Int32), idle, timeUp, fallBack(RewindRefusal) }
 
     private static func code(_ refusal: RewindRefusal) -> Int {
         switch refusal {

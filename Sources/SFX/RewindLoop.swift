@@ -22,9 +22,10 @@ import SFXDevice
 /// moves and whether its delay follows the DAC (`measurePosition`). Then the first rewind, a probe, checks that the device
 /// rewinds at all (`rewindable` > 0) and that its delay dropped by what was rewound (a device
 /// that answers a rewind and plays everything written anyway is not rewound again); otherwise
-/// the loop ends with `.fallBack` and the engine reopens the device for the classic path. A
-/// device that rewinds with a pointer coarser than `RewindMode.coarsePeriodSeconds` ends the loop
-/// with `.coarsePointer`: it is reopened with small periods, and measured and probed again.
+/// the loop ends with `.fallBack` and the engine reopens the device for the classic path.
+/// Devices are opened with small periods from the start (`RewindMode.coarseRequest`), so a
+/// coarse pointer is never a reason to reopen one: reopening with the same request would only
+/// find the same pointer again.
 extension OutputThread {
     func rewindLoop<Device: PlaybackDevice>(_ device: Device, history: RewindHistory) -> Ending {
         setPriority(realtime: true)
@@ -126,12 +127,6 @@ extension OutputThread {
                     if let ending = failRewinding(device, code, &streak, opened: opened, history) { return ending }
                     continue
                 case .rewound:
-                    // A device that rewinds, with a coarse pointer: reopened with small periods
-                    // (and probed again) before the engine is told rewind mode is on.
-                    if RewindMode.wantsSmallerPeriods(granularity: granularity, periodFrames: period,
-                                                      sampleRate: device.parameters.sampleRate) {
-                        return .coarsePointer
-                    }
                     verified = true
                     rewindState.store(RewindCode.active, ordering: .releasing)
                 case .notNow: break

@@ -108,13 +108,6 @@ enum RewindMode {
         max(PlaybackRequest.periodSizes.lowerBound, Int((Double(sampleRate) * coarsePeriodSeconds).rounded()))
     }
 
-    /// Whether a pointer that moves `granularity` frames at a time calls for `coarseRequest`
-    /// on a device opened with periods of `periodFrames`.
-    static func wantsSmallerPeriods(granularity: Int, periodFrames: Int, sampleRate: Int) -> Bool {
-        let coarse = coarsePeriod(sampleRate: sampleRate)
-        return granularity > coarse && periodFrames > coarse
-    }
-
     /// The request rewind mode opens every device with: periods of `coarsePeriodSeconds`, as
     /// many as hold twice `wakeMarginSeconds` (or the buffer `request(for:)` gives, when larger;
     /// at most `maxPeriods`), and the device waking the thread once all but the margin is free

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import XCTest
 import SFXCore
 import SFXDevice
@@ -118,9 +119,6 @@ final class RewindPointerTests: XCTestCase {
         XCTAssertEqual(huge.periodCount, RewindMode.maxPeriods, "no more periods than the history keeps snapshots for")
         let slow = RewindMode.coarseRequest(for: PlaybackRequest(sampleRate: 8_000, periodFrames: 16, periodCount: 2))
         XCTAssertGreaterThanOrEqual(slow.periodFrames * slow.periodCount, 160, "20 ms at 8 kHz")
-        XCTAssertTrue(RewindMode.wantsSmallerPeriods(granularity: 512, periodFrames: 512, sampleRate: 48_000))
-        XCTAssertFalse(RewindMode.wantsSmallerPeriods(granularity: 128, periodFrames: 128, sampleRate: 48_000), "once")
-        XCTAssertFalse(RewindMode.wantsSmallerPeriods(granularity: 48, periodFrames: 512, sampleRate: 48_000), "USB's 1 ms")
     }
 
     static func nullEngine() throws -> SoundEngine {
@@ -163,4 +161,76 @@ private final class SteppedDevice: PlaybackDevice, @unchecked Sendable {
     func drain() {}
     func drop() {}
     func close() {}
+}
+
+/// A device that takes 512-frame periods whatever is asked, whose pointer and delay both move a
+/// period at a time (a batch device that refuses small periods), and that rewinds: what a
+/// coarse pointer on large periods looks like.
+private final class LargePeriodDevice: PlaybackDevice, @unchecked Sendable {
+    private let inner: NullPlaybackDevice
+    var parameters: PlaybackParameters { inner.parameters }
+    var positionIsBatched: Bool { true }
+    var canRewind: Bool { true }
+
+    init(_ request: PlaybackRequest) throws(ALSAError) {
+        var large = request
+        large.device = NullPlaybackDevice.name
+        large.periodFrames = 512
+        large.periodCount = 4
+        large.wakePeriods = 1
+        inner = try NullPlaybackDevice(large)
+    }
+
+    /// The room as a per-period pointer shows it: whole periods only.
+    func available() -> Int {
+        let room = inner.available()
+        return room < 0 ? room : room - room % parameters.periodFrames
+    }
+    func delay() -> Int {
+        let room = available()
+        return room < 0 ? room : parameters.bufferFrames - room
+    }
+    func rewindable() -> Int { delay() }
+    func rewind(_ frames: Int) -> Int { inner.rewind(frames) }
+    func wait(timeoutMilliseconds: Int32) -> Int32 { inner.wait(timeoutMilliseconds: timeoutMilliseconds) }
+    func wait(timeoutMilliseconds: Int32, orUntilReadable descriptor: Int32) -> Int32 {
+        inner.wait(timeoutMilliseconds: timeoutMilliseconds, orUntilReadable: descriptor)
+    }
+    func write(_ samples: UnsafePointer<Float>, frames: Int) -> Int { inner.write(samples, frames: frames) }
+    func recover(_ error: Int32) -> Int32 { inner.recover(error) }
+    func drain() { inner.drain() }
+    func drop() { inner.drop() }
+    func close() { inner.close() }
+}
+
+private final class LargePeriodDevices: PlaybackDeviceFactory {
+    let opens = Atomic<Int>(0)
+    func open(_ request: PlaybackRequest) throws(ALSAError) -> any PlaybackDevice {
+        opens.wrappingAdd(1, ordering: .relaxed)
+        return try LargePeriodDevice(request)
+    }
+}
+
+final class RewindLargePeriodTests: XCTestCase {
+    /// Rewind mode asks for 128-frame periods; a device that gives 512 with a coarse pointer is
+    /// rewound on as it is, opened once: opening it again with the same request would only find
+    /// the same pointer (it used to be reopened again and again).
+    func testADeviceThatRefusesSmallPeriodsIsOpenedOnce() throws {
+        let directory = try CardDirectory.makeTemporary(prefix: "sfx-large-period-")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let devices = LargePeriodDevices()
+        var configuration = SoundEngine.Configuration()
+        configuration.output = PlaybackRequest(device: "large", sampleRate: 48_000, channels: 2, periodFrames: 512, periodCount: 3)
+        configuration.devices = devices
+        configuration.rewind = true
+        configuration.muteFlag = MuteFlag(url: directory.appending(path: "muted"))
+        let engine = try SoundEngine(configuration: configuration)
+        defer { engine.close() }
+        XCTAssertTrue(eventually { engine.metrics.rewind == .active }, "\(engine.metrics.rewind)")
+        usleep(300_000)
+        XCTAssertEqual(engine.metrics.parameters.periodFrames, 512)
+        XCTAssertGreaterThanOrEqual(engine.metrics.pointerGranularity, 512)
+        XCTAssertFalse(engine.metrics.delayFollowsDAC, "its delay steps with its pointer")
+        XCTAssertEqual(devices.opens.load(ordering: .relaxed), 1, "opened once")
+    }
 }
