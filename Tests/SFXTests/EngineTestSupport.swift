@@ -53,6 +53,19 @@ final class Completions: Sendable {
     }
 
     var all: [VoiceID: [PlayOutcome]] { state.withLock { $0 } }
+
+    /// Plays `sound` on `engine` with a completion that records its outcome here, and returns
+    /// the voice's id. The completion may run before `play` returns: it waits for the id.
+    @discardableResult
+    func play(_ sound: SoundID, on engine: SoundEngine, volume: Float, priority: VoicePriority = .normal) -> VoiceID {
+        let box = Mutex<VoiceID?>(nil)
+        let voice = engine.play(sound, volume: volume, priority: priority) { outcome in
+            while box.withLock({ $0 }) == nil { usleep(100) }
+            self.record(box.withLock { $0! }, outcome)
+        }
+        box.withLock { $0 = voice.id }
+        return voice.id
+    }
 }
 
 /// Waits until `condition` holds or `timeout` passes; returns whether it held.

@@ -99,14 +99,9 @@ final class RewindTests: XCTestCase {
         let ids = Mutex<[VoiceID]>([])
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
             for n in 0..<250 {
-                let box = Mutex<VoiceID?>(nil)
                 let priority: VoicePriority = (n + thread) % 3 == 0 ? .high : .normal
-                let voice = setup.engine.play(click, volume: 0.1, priority: priority) { outcome in
-                    while box.withLock({ $0 }) == nil { usleep(100) }
-                    completions.record(box.withLock { $0! }, outcome)
-                }
-                box.withLock { $0 = voice.id }
-                ids.withLock { $0.append(voice.id) }
+                let voice = completions.play(click, on: setup.engine, volume: 0.1, priority: priority)
+                ids.withLock { $0.append(voice) }
                 if n % 10 == 0 { usleep(1_000) }
             }
         }
@@ -135,13 +130,8 @@ final class RewindTests: XCTestCase {
         for _ in 0..<bursts {
             DispatchQueue.concurrentPerform(iterations: threads) { _ in
                 for n in 0..<plays {
-                    let box = Mutex<VoiceID?>(nil)
-                    let voice = setup.engine.play(click, volume: 0.05) { outcome in
-                        while box.withLock({ $0 }) == nil { usleep(100) }
-                        completions.record(box.withLock { $0! }, outcome)
-                    }
-                    box.withLock { $0 = voice.id }
-                    ids.withLock { $0.append(voice.id) }
+                    let voice = completions.play(click, on: setup.engine, volume: 0.05)
+                    ids.withLock { $0.append(voice) }
                     if n % 8 == 0 { usleep(500) }
                 }
             }

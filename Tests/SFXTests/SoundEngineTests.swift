@@ -89,15 +89,9 @@ final class SoundEngineTests: XCTestCase {
         let ids = Mutex<[VoiceID]>([])
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
             for n in 0..<250 {
-                let box = Mutex<VoiceID?>(nil)
                 let priority: VoicePriority = (n + thread) % 3 == 0 ? .high : .normal
-                let voice = setup.engine.play(click, volume: 0.1, priority: priority) { outcome in
-                    // The completion may run before `play` returns: wait for the id.
-                    while box.withLock({ $0 }) == nil { usleep(100) }
-                    completions.record(box.withLock { $0! }, outcome)
-                }
-                box.withLock { $0 = voice.id }
-                ids.withLock { $0.append(voice.id) }
+                let voice = completions.play(click, on: setup.engine, volume: 0.1, priority: priority)
+                ids.withLock { $0.append(voice) }
                 if n % 10 == 0 { usleep(1_000) }
             }
         }
