@@ -134,10 +134,13 @@ let package = Package(
         // modules, whose link entries name fewer archives than the static ones need: the group
         // names them all. (script/install copies the program alone; it needs no Swift runtime.)
         // Its 88,000 relative relocations are packed (DT_RELR: GNU ld, glibc 2.36 as on Debian
-        // 12): 15 KB read at start instead of 1.9 MB, about 0.2 ms.
-        .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport", "SFXDaemon"], swiftSettings: curlOnDemand,
+        // 12): 15 KB read at start instead of 1.9 MB, about 0.2 ms. The C++ runtime the Swift
+        // runtime needs comes from its archives too (libstdc++.a through Sources/SFXCommand/link,
+        // -static-libgcc): loading and relocating libstdc++.so.6 took about 0.5 ms of every start.
+        .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport", "SFXDaemon"], exclude: ["link"], swiftSettings: curlOnDemand,
                           linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=bfd", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
-                                                         "-Xlinker", "--start-group", "-lFoundation", "-lCoreFoundation", "-l_FoundationICU", "-lFoundationEssentials", "-lFoundationInternationalization", "-lFoundationNetworking", "-l_CFURLSessionInterface", "-l_FoundationCShims", "-l_FoundationCollections", "-lswiftDispatch", "-ldispatch", "-lBlocksRuntime", "-lswiftSynchronization", "-lswift_Concurrency", "-lswift_StringProcessing", "-lswift_RegexParser", "-lswiftGlibc", "-lswiftCore", "-Xlinker", "--end-group"])]),
+                                                         "-L\(Context.packageDirectory)/Sources/SFXCommand/link", "-Xclang-linker", "-static-libgcc",
+                                                         "-Xlinker", "--start-group", "-Xlinker", "-l:libstdc++.a", "-lFoundation", "-lCoreFoundation", "-l_FoundationICU", "-lFoundationEssentials", "-lFoundationInternationalization", "-lFoundationNetworking", "-l_CFURLSessionInterface", "-l_FoundationCShims", "-l_FoundationCollections", "-lswiftDispatch", "-ldispatch", "-lBlocksRuntime", "-lswiftSynchronization", "-lswift_Concurrency", "-lswift_StringProcessing", "-lswift_RegexParser", "-lswiftGlibc", "-lswiftCore", "-Xlinker", "--end-group"])]),
         .executableTarget(name: "SFXMakeSounds", dependencies: ["SFXSoundDesign"]),
         // The benchmarks: sfx beside OpenAL Soft, SDL_mixer and a raw-ALSA floor (Bench/run).
         .executableTarget(name: "SFXBench", dependencies: ["SFX", "SFXCardSupport", "SFXBenchMethod"], path: "Bench/Sources/SFXBench"),

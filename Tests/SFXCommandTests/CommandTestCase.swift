@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SFXMedia
 import XCTest
 
 struct ProgramMissing: Error, CustomStringConvertible {
@@ -39,6 +40,13 @@ class CommandTestCase: XCTestCase {
 
     /// The front installed as bin/sfx (a C program), beside this test bundle.
     static var front: URL { buildDirectory.appending(path: "sfx-front") }
+    /// The loudest sample of a sound file (a recording of the virtual card's).
+    func peak(_ url: URL) throws -> Float {
+        // The cue owns the samples: it must outlive the copy.
+        let cue = try AudioDecoder(format: .standard).decode(contentsOf: url)
+        return withExtendedLifetime(cue) { Array(cue.samples).map(abs).max() ?? 0 }
+    }
+
 
     /// An ELF file's DT_NEEDED entries, as `readelf -d` prints them
     /// ("0x0000000000000001 (NEEDED)   Shared library: [libc.so.6]").

@@ -1,4 +1,5 @@
 import Foundation
+import SFXMedia
 import XCTest
 
 /// sfx loads FFmpeg's libraries only when a file needs them (Sources/CSFXFFmpeg): they are not
@@ -14,6 +15,24 @@ final class FFmpegOnDemandTests: CommandTestCase {
         for library in ["libavformat", "libavcodec", "libswresample", "libavutil"] {
             XCTAssertFalse(needed.contains { $0.contains(library) }, "sfx links \(library): \(needed)")
         }
+    }
+
+    /// FFmpeg's codecs need libstdc++.so.6, which loads beside the C++ runtime linked into sfx
+    /// from its archives (ProgramStartTests): an AAC file decodes and plays all the same.
+    func testAnM4ADecodesThroughFFmpegBesideTheProgramsOwnCxxRuntime() throws {
+        let url = scratch.appending(path: "memo.m4a")
+        let encoder = try RecordingFile.create(url, encoding: RecordingEncoding(format: .m4a, sampleRate: 48_000, channels: 1))
+        let tone = (0..<24_000).map { 0.25 * sin(Float($0) * 2 * .pi * 440 / 48_000) }
+        try tone.withUnsafeBufferPointer { try encoder.append($0) }
+        try encoder.finish()
+
+        let info = try sfx("info", url.path)
+        XCTAssertEqual(info.status, 0, info.stderr)
+        XCTAssertTrue(info.stdout.contains("48000 Hz  1 ch"), info.stdout)
+        let play = try sfx("play", url.path)
+        XCTAssertEqual(play.status, 0, play.stderr)
+        let recording = try XCTUnwrap(play.recording, play.stdout)
+        XCTAssertEqual(try peak(URL(filePath: recording)), 0.25, accuracy: 0.05, "the tone is not what the card played")
     }
 
     /// Runs sfx with FFmpeg's library files hidden (as if not installed).

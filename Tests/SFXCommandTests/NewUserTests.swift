@@ -12,12 +12,6 @@ final class NewUserTests: CommandTestCase {
         return url
     }
 
-    func peak(_ url: URL) throws -> Float {
-        // The cue owns the samples: it must outlive the copy.
-        let cue = try AudioDecoder(format: .standard).decode(contentsOf: url)
-        return withExtendedLifetime(cue) { Array(cue.samples).map(abs).max() ?? 0 }
-    }
-
     /// The virtual card's recording named in "the virtual card recorded what it played to PATH".
     func recording(_ run: Run) -> URL? {
         run.stdout.split(separator: "\n").first { $0.contains("recorded what it played to") }
