@@ -66,6 +66,12 @@ public final class SoundEngine: @unchecked Sendable {
         public var idleTimeout: Duration?
         /// Where system sounds come from, the cue length limit, and so on.
         public var library = SoundLibrary.Configuration()
+        /// System sounds decoded while the device opens (on a second thread), so that
+        /// `systemSound(named:)` finds them loaded: for a program that plays a known sound as
+        /// soon as it starts. They are decoded at `output`'s rate and channels; when the device
+        /// grants others, they are decoded when first asked for instead. A name the theme lacks
+        /// is reported by `systemSound(named:)`, as without this.
+        public var preloadedSystemSounds: [String] = []
         /// When `alert` vibrates.
         public var alertVibration = AlertVibration.whenMuted
         /// sfx's own mute switch, shared with the `sfx` command and the daemon.
@@ -113,6 +119,12 @@ public final class SoundEngine: @unchecked Sendable {
         public static let realtimePriorities = 1...99
         /// What `idleTimeout` may be when it is not nil.
         public static let idleTimeouts = Duration.milliseconds(1)...Duration.seconds(86_400)
+
+        /// The format the library's sounds are decoded at until the device says what it granted.
+        var requestedFormat: AudioFormat {
+            output.sampleRate > 0 && (1...2).contains(output.channels)
+                ? AudioFormat(sampleRate: output.sampleRate, channels: output.channels) : .standard
+        }
 
         /// Throws for the first number out of its range (the device's numbers in `output` first).
         public func validate() throws(SettingError) {
@@ -207,12 +219,25 @@ public final class SoundEngine: @unchecked Sendable {
     /// priority the kernel refuses, to test that refusal).
     init(configuration: Configuration, validating: Bool) throws {
         if validating { try configuration.validate() }
+        // The library is made on a second thread while the device opens, at the format asked
+        // for: finding the sound themes (their index files) and decoding `preloadedSystemSounds`
+        // take about as long as opening the device (ALSA's configuration, the device's plugin),
+        // and neither needs the other. A device that settles on another format gets a library
+        // of its own format, from the same themes.
+        // (Where sfx's code was loaded from is asked first: the question waits for the dynamic
+        // loader, which the device's plugin may hold meanwhile.)
+        let image = SoundBundle.currentImage()
+        let preparing = SideTask(name: "sfx-library") { [configuration] () throws(SoundError) -> SoundLibrary in
+            var asked = configuration.library
+            asked.format = configuration.requestedFormat
+            let library = SoundLibrary(configuration: asked, themes: try SoundLibrary.Themes(configuration: asked, executablePath: image))
+            // A name the theme lacks is reported when it is played, as without the preload.
+            for name in configuration.preloadedSystemSounds { _ = try? library.systemSound(named: name) }
+            return library
+        }
         let pcm = try configuration.devices.open(configuration.rewind ? RewindMode.coarseRequest(for: configuration.output) : configuration.output)
         let format = pcm.parameters.audioFormat
-        var libraryConfiguration = configuration.library
-        libraryConfiguration.format = format
         self.configuration = configuration
-        library = try SoundLibrary(configuration: libraryConfiguration)
         var mixerConfiguration = Mixer.Configuration()
         mixerConfiguration.maxVoices = configuration.maxVoices
         mixerConfiguration.maxFramesPerRender = max(pcm.parameters.bufferFrames, 4096)
@@ -238,6 +263,14 @@ public final class SoundEngine: @unchecked Sendable {
         commands = CommandQueue(ring: ring, output: output)
         delivery = EventDelivery(notices: notices, output: output, commands: commands)
         delivery.handler = configuration.onEvent
+        let prepared = try preparing.value()
+        if prepared.configuration.format == format {
+            library = prepared
+        } else {
+            var libraryConfiguration = configuration.library
+            libraryConfiguration.format = format
+            library = SoundLibrary(configuration: libraryConfiguration, themes: prepared.themes)
+        }
         memoryLocked = configuration.lockMemory && mlockall(MCL_CURRENT | MCL_FUTURE) == 0
         if configuration.lockMemory, !memoryLocked {
             delivery.publish(.memoryLockRefused(String(cString: strerror(errno))

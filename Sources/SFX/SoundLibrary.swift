@@ -65,34 +65,30 @@ public final class SoundLibrary: Sendable {
     }
 
     public convenience init(configuration: Configuration = Configuration()) throws(SoundError) {
-        try self.init(configuration: configuration, executablePath: SoundBundle.currentImage())
+        try self.init(configuration: configuration, themes: Themes(configuration: configuration))
     }
 
-    /// `executablePath`: the program whose bundled sounds are looked for (tests pass their own).
-    init(configuration: Configuration, executablePath: String?) throws(SoundError) {
+    /// `themes`: found for this configuration (`Themes(configuration:)`), whatever its format.
+    init(configuration: Configuration, themes: Themes) {
         self.configuration = configuration
-        let bundle: String?
-        do {
-            bundle = try configuration.bundledSounds
-                ?? SoundBundle.find(environment: configuration.environment, executablePath: executablePath)
-        } catch {
-            throw .bundleMissing(String(describing: error))
-        }
-        if let bundle {
-            builtIn = nil
-            bundled = BundledCatalog(directory: bundle)
-        } else {
-            let theme = BuiltInTheme()
-            builtIn = theme
-            bundled = BundledCatalog(builtIn: theme)
-        }
+        resolver = themes.resolver
+        bundled = themes.bundled
+        builtIn = themes.builtIn
         decoder = AudioDecoder(format: configuration.format, limits: configuration.limits)
-        resolver = SoundThemeResolver(
-            theme: configuration.theme, environment: configuration.environment,
-            outputProfile: configuration.outputProfile,
-            locale: SoundThemeResolver.messagesLocale(environment: configuration.environment),
-            extraBaseDirectories: bundle.map { [$0] } ?? [], inMemory: builtIn?.directory)
     }
+
+    /// What a library knows of the sound themes, which does not depend on its format: where the
+    /// bundled sounds are (or the bundled theme in memory), their catalog and the theme chain.
+    /// Finding it reads the themes' index files (about a millisecond), so an engine finds it
+    /// while its device opens.
+    struct Themes: Sendable {
+        let resolver: SoundThemeResolver
+        let bundled: BundledCatalog
+        let builtIn: BuiltInTheme?
+    }
+
+    /// The themes this library found, for another library of the same configuration at another format.
+    var themes: Themes { Themes(resolver: resolver, bundled: bundled, builtIn: builtIn) }
 
     // MARK: System sounds
 
@@ -242,5 +238,32 @@ extension SoundLibrary {
     /// "alarm"), from the bundled theme's index; nil for a name it does not class.
     public func loudnessClass(ofSystemSound name: String) -> String? {
         bundled.loudnessClasses[name]
+    }
+}
+
+extension SoundLibrary.Themes {
+    /// Finds the themes for `configuration`. `executablePath`: the program whose bundled sounds
+    /// are looked for (tests pass their own).
+    init(configuration: SoundLibrary.Configuration, executablePath: String? = SoundBundle.currentImage()) throws(SoundError) {
+        let bundle: String?
+        do {
+            bundle = try configuration.bundledSounds
+                ?? SoundBundle.find(environment: configuration.environment, executablePath: executablePath)
+        } catch {
+            throw .bundleMissing(String(describing: error))
+        }
+        if let bundle {
+            builtIn = nil
+            bundled = BundledCatalog(directory: bundle)
+        } else {
+            let theme = BuiltInTheme()
+            builtIn = theme
+            bundled = BundledCatalog(builtIn: theme)
+        }
+        resolver = SoundThemeResolver(
+            theme: configuration.theme, environment: configuration.environment,
+            outputProfile: configuration.outputProfile,
+            locale: SoundThemeResolver.messagesLocale(environment: configuration.environment),
+            extraBaseDirectories: bundle.map { [$0] } ?? [], inMemory: builtIn?.directory)
     }
 }

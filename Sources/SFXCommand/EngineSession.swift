@@ -18,8 +18,9 @@ struct EngineSession {
     /// `rewind`: rewind mode where the device allows it (the library's default).
     /// `plays`: with `deferStart`, how many sounds the command queues before the stream starts
     /// (its command queue is sized for them).
+    /// `preload`: system sounds the command plays at once, decoded while the device opens.
     init(_ options: OutputOptions, settings: UserSettings, idleTimeout: Duration? = nil, deferStart: Bool = false,
-         plays: Int = 1, rewind: Bool = true) throws {
+         plays: Int = 1, preload: [String] = [], rewind: Bool = true) throws {
         self.options = options
         var configuration = SoundEngine.Configuration()
         settings.apply(to: &configuration)
@@ -48,6 +49,7 @@ struct EngineSession {
         // the thread's priority, so it starts at once there.
         configuration.deferredStart = deferStart && !options.verbose
         configuration.idleTimeout = idleTimeout
+        configuration.preloadedSystemSounds = preload
         // Rewind mode starts plays sooner on a running stream; a play queued before the stream
         // starts gains nothing from it, and its set-up (the history of mixer states) would delay
         // the first period. So a deferred start takes the classic path.

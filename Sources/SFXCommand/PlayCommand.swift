@@ -38,7 +38,8 @@ enum PlayCommand: Subcommand {
         let options = try OutputOptions(arguments)
         let settings = try CommandSettings.load(quiet: options.quiet)
         try SoundArgument.checkFilesExist(sounds)
-        let session = try EngineSession(options, settings: settings, deferStart: true, plays: sounds.count + 1)   // + the ending
+        let session = try EngineSession(options, settings: settings, deferStart: true, plays: sounds.count + 1,   // + the ending
+                                        preload: sounds.compactMap(\.systemName))
         let ids = try sounds.map { try $0.load(into: session.engine.library, normalize: normalize) }
         let rate = Float(try PlayerPlayback.rate.read(arguments) ?? 1)
         let ending = try PlayerPlayback.ending(arguments, library: session.engine.library)

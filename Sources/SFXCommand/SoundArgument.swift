@@ -20,6 +20,11 @@ enum SoundArgument: Equatable {
     case standardInput
     case system(String)
 
+    /// The system sound's name, or nil for a file.
+    var systemName: String? {
+        if case .system(let name) = self { name } else { nil }
+    }
+
     /// Extensions that make a word a file name: what libsndfile and sfx's decoders read.
     static let audioExtensions: Set<String> = [
         "wav", "wave", "w64", "rf64", "oga", "ogg", "opus", "spx", "flac", "mp3", "mp2", "mpga",

@@ -29,7 +29,8 @@ final class BuiltInThemeTests: XCTestCase {
         var configuration = SoundLibrary.Configuration()
         configuration.environment = ["XDG_DATA_DIRS": dataDirs, "XDG_DATA_HOME": scratch.appending(path: "data").path, "LANG": "C"]
             .merging(extra) { $1 }
-        return try SoundLibrary(configuration: configuration, executablePath: scratch.appending(path: "bin/game").path)
+        return SoundLibrary(configuration: configuration,
+                            themes: try SoundLibrary.Themes(configuration: configuration, executablePath: scratch.appending(path: "bin/game").path))
     }
 
     func makeCheckoutLibrary() throws -> SoundLibrary {
