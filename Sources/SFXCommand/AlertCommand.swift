@@ -37,7 +37,7 @@ enum AlertCommand: Subcommand {
         try HapticOptions.checkCommand(settings)
         let volume = try Volume.factor(arguments) ?? 1
         try SoundArgument.checkFilesExist(sounds)
-        let session = try EngineSession(options, settings: settings, deferStart: true)
+        let session = try EngineSession(options, settings: settings, deferStart: true, preload: sounds.compactMap(\.systemName))
         let sound = try sounds[0].load(into: session.engine.library)
         let interruption = VibrationInterruption { try? session.engine.stopAll(fade: .milliseconds(30)) }
         let result = session.engine.alert(sound, volume: volume)
