@@ -81,7 +81,11 @@ public enum SoundBundle {
 
     /// The running executable, from /proc/self/exe.
     public static func currentExecutable() -> String? {
-        try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        // readlink(2) itself: FileManager's first use costs a command's start-up about 0.1 ms.
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The file that holds sfx's code in this process: the shared library when a program loaded
