@@ -224,8 +224,8 @@ public final class SoundEngine: @unchecked Sendable {
         // take about as long as opening the device (ALSA's configuration, the device's plugin),
         // and neither needs the other. A device that settles on another format gets a library
         // of its own format, from the same themes.
-        // (Where sfx's code was loaded from is asked first: the question waits for the dynamic
-        // loader, which the device's plugin may hold meanwhile.)
+        // (Where sfx's code was loaded from is asked first: for libsfx.so, loaded by a program,
+        // the question waits for the dynamic loader, which the device's plugin may hold meanwhile.)
         let image = SoundBundle.currentImage()
         let preparing = SideTask(name: "sfx-library") { [configuration] () throws(SoundError) -> SoundLibrary in
             var asked = configuration.library
