@@ -78,10 +78,10 @@ final class RewindPointerTests: XCTestCase {
     func testAPointerThatMovesInStepsMeasuresAsAStepAtLeast() throws {
         let engine = try Self.nullEngine()
         defer { engine.close() }
-        let device = try SteppedDevice(step: 96, batched: false)
+        let device = try SteppedDevice(step: 480, batched: false)
         let granularity = engine.outputThread.measureGranularity(device)
-        XCTAssertGreaterThanOrEqual(granularity, 96)
-        XCTAssertEqual(granularity % 96, 0, "whole steps (two when a read came late)")
+        XCTAssertGreaterThanOrEqual(granularity, 480)
+        XCTAssertEqual(granularity % 480, 0, "whole steps (two when a read came late)")
     }
 
     /// A delay computed from a stepped pointer steps too, and does not count as following the
@@ -89,11 +89,11 @@ final class RewindPointerTests: XCTestCase {
     func testTheDelayIsTrustedOnlyWhenItFollowsTheClock() throws {
         let engine = try Self.nullEngine()
         defer { engine.close() }
-        let stepped = engine.outputThread.measurePosition(try SteppedDevice(step: 96, batched: false))
-        XCTAssertGreaterThanOrEqual(stepped.pointer, 96)
-        XCTAssertFalse(stepped.delayFollowsDAC, "a delay that moves in steps of 96")
-        let smooth = engine.outputThread.measurePosition(try SteppedDevice(step: 96, batched: true, exactDelay: true))
-        XCTAssertGreaterThanOrEqual(smooth.pointer, 512, "a batch device: a period at least")
+        let stepped = engine.outputThread.measurePosition(try SteppedDevice(step: 480, batched: false))
+        XCTAssertGreaterThanOrEqual(stepped.pointer, 480)
+        XCTAssertFalse(stepped.delayFollowsDAC, "a delay that moves in steps of 480")
+        let smooth = engine.outputThread.measurePosition(try SteppedDevice(step: 480, batched: true, exactDelay: true))
+        XCTAssertGreaterThanOrEqual(smooth.pointer, SteppedDevice.periodFrames, "a batch device: a period at least")
         XCTAssertTrue(smooth.delayFollowsDAC, "its delay follows the clock")
     }
 
@@ -140,8 +140,15 @@ private final class SteppedDevice: PlaybackDevice, @unchecked Sendable {
     /// moves; otherwise it is computed from the pointer, as a batch device's is.
     private let exactDelay: Bool
 
+    /// The measure samples the position 48 times over 1.25 periods: with 4,096-frame periods
+    /// (107 ms) and steps of 480 frames (10 ms), the samples stay finer than the steps even when
+    /// a test thread's short sleeps come back milliseconds late on a loaded machine. The buffer
+    /// drains from the device's making on and its pointer stops once it is empty: 16 periods
+    /// (1.4 s) outlast the measure (4 periods of 512 frames, 43 ms, did not always).
+    static let periodFrames = 4_096
+
     init(step: Int, batched: Bool, exactDelay: Bool = false) throws {
-        parameters = try NullPlaybackDevice(PlaybackRequest(device: NullPlaybackDevice.name, periodFrames: 512, periodCount: 4)).parameters
+        parameters = try NullPlaybackDevice(PlaybackRequest(device: NullPlaybackDevice.name, periodFrames: Self.periodFrames, periodCount: 16)).parameters
         self.step = step
         positionIsBatched = batched
         self.exactDelay = exactDelay
@@ -152,7 +159,12 @@ private final class SteppedDevice: PlaybackDevice, @unchecked Sendable {
         min(Int((VirtualCard.monotonicNanoseconds() - start) * UInt64(parameters.sampleRate) / 1_000_000_000), parameters.bufferFrames)
     }
 
-    func available() -> Int { played - played % step }
+    /// One read of the clock: two (`played - played % step`) gave a room off the steps by the
+    /// frames between them, now and then.
+    func available() -> Int {
+        let now = played
+        return now - now % step
+    }
 
     func wait(timeoutMilliseconds: Int32) -> Int32 { 1 }
     func write(_ samples: UnsafePointer<Float>, frames: Int) -> Int { frames }
