@@ -63,7 +63,10 @@ enum ExecLatency {
         }
     }
 
-    static func measure(count: Int, scratch: URL) throws -> [Row] {
+    /// `against`: another build of the program (another checkout's `.build/release/sfx`),
+    /// measured without the daemon beside this one, taking turns with the rest: a before/after
+    /// comparison in one run (`sfx-bench --exec N --against PATH`).
+    static func measure(count: Int, scratch: URL, against: URL? = nil) throws -> [Row] {
         let bin = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
             .deletingLastPathComponent()
         let front = bin.appending(path: "sfx-front"), program = bin.appending(path: "sfx")
@@ -99,7 +102,12 @@ enum ExecLatency {
             environment["SFX_DAEMON_TRIED"] = nil
             return environment
         }
-        let clients = [
+        if let against, !FileManager.default.isExecutableFile(atPath: against.path) {
+            throw BenchError("\(against.path) is not an executable; give --against another build's sfx (its .build/release/sfx)")
+        }
+        let againstCard = try against.map { _ in try CardRun(scratch: scratch, name: "exec-against") }
+        defer { againstCard?.remove() }
+        var clients = [
             Client(name: "sfx play tock, daemon", command: "sfx play tock (the front, with `sfx serve` running)",
                    executable: front, arguments: ["play", "tock"], environment: daemonEnvironment, card: daemonCard),
             Client(name: "sfx play tock, no daemon", executable: program, arguments: ["play", "--no-daemon"] + setting + ["tock"],
@@ -108,6 +116,11 @@ enum ExecLatency {
                    arguments: ["-q", "-D", "sfxcard", "--period-size=\(period)", "--buffer-size=\(period * periods)", tock.path],
                    environment: plain(aplayCard), card: aplayCard),
         ]
+        if let against, let againstCard {
+            clients.insert(Client(name: "sfx play tock, no daemon, \(against.path)", executable: against,
+                                  arguments: ["play", "--no-daemon"] + setting + ["tock"],
+                                  environment: plain(againstCard), card: againstCard), at: 2)
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

@@ -138,9 +138,18 @@ do {
     if CommandLine.arguments.dropFirst().first == "--exec" {
         // Exec → DAC alone (ExecLatency.swift), printed as its table section.
         let scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-bench-\(getpid())", directoryHint: .isDirectory)
-        let count = CommandLine.arguments.dropFirst(2).first.flatMap { Int($0) } ?? 60
-        var report = BenchReport(machine: .current(command: "sfx-bench --exec \(count)"), quick: false)
-        let measured = Result { try ExecLatency.measure(count: count, scratch: scratch) }
+        // sfx-bench --exec [N] [--against PATH]: PATH, another build of sfx, is measured beside this one.
+        let arguments = Array(CommandLine.arguments.dropFirst(2))
+        let count = arguments.first.flatMap { Int($0) } ?? 60
+        let against = arguments.firstIndex(of: "--against").map { index -> URL? in
+            index + 1 < arguments.count ? URL(filePath: arguments[index + 1]) : nil
+        }
+        if let against, against == nil {
+            FileHandle.standardError.write(Data("sfx-bench: --against needs the path of another build's sfx\n".utf8))
+            exit(2)
+        }
+        var report = BenchReport(machine: .current(command: "sfx-bench --exec \(arguments.joined(separator: " "))"), quick: false)
+        let measured = Result { try ExecLatency.measure(count: count, scratch: scratch, against: against ?? nil) }
         try? FileManager.default.removeItem(at: scratch)
         report.exec = try measured.get()
         print(report.execLines().joined(separator: "\n"))
