@@ -36,4 +36,12 @@ enum OutputFormat: String, CaseIterable {
     }
 
     static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
+
+    /// The extension of `fileName` when it names an audio format sfx reads but render does not
+    /// write (.m4a, .wma, …), lowercased; nil otherwise (a writable one, or none).
+    static func unwritableExtension(of fileName: String) -> String? {
+        guard let dot = fileName.lastIndex(of: "."), !fileName[dot...].contains("/"), OutputFormat(fileName: fileName) == nil else { return nil }
+        let name = fileName[fileName.index(after: dot)...].lowercased()
+        return SoundArgument.audioExtensions.contains(name) ? name : nil
+    }
 }

@@ -12,7 +12,8 @@ enum RenderCommand: Subcommand {
         Each sound starts at the time the --at of the same position gives (0 when absent), mixed \
         by the same mixer that plays in real time, so the file is what the device would get. \
         The format follows the output's extension (.wav, .flac, .ogg, .oga, .opus, .mp3, .aiff, \
-        .caf), or --format; -o - writes to standard output (WAV unless --format says otherwise).
+        .caf), or --format; another audio extension (.m4a, .wma, …) is refused, and a name with \
+        none gets WAV; -o - writes to standard output (WAV unless --format says otherwise).
         """,
         examples: ["sfx render tock bell -o out.wav --at 0 --at 0.25", "sfx render bell -o bell.ogg",
                    "sfx render bell -o - | sox -t wav - -n stat"],
@@ -38,6 +39,10 @@ enum RenderCommand: Subcommand {
             chosen = named
         } else if output != "-", let byName = OutputFormat(fileName: output) {
             chosen = byName
+        } else if output != "-", let other = OutputFormat.unwritableExtension(of: output) {
+            // WAV under another audio format's name would not play as that name promises.
+            throw UsageError(message: "'\(output)': sfx render does not write .\(other) files; "
+                             + "name the output .wav, .flac, .ogg, .opus, .mp3, .aiff or .caf, or give --format", command: spec)
         } else {
             chosen = .wav
         }

@@ -90,6 +90,22 @@ final class CommandLineTests: CommandTestCase {
         XCTAssertEqual(tooMany.status, 64)
     }
 
+    /// WAV under another audio format's name would not play as the name promises: refused, with
+    /// the names render writes; a name without an extension still gets WAV.
+    func testRenderRefusesAnAudioExtensionItDoesNotWrite() throws {
+        let m4a = scratch.appending(path: "out.m4a")
+        let refused = try sfx("render", "tock", "-o", m4a.path)
+        XCTAssertEqual(refused.status, 64, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("sfx render does not write .m4a files; name the output .wav, .flac"), refused.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: m4a.path), "nothing is written")
+        let plain = scratch.appending(path: "out")
+        let written = try sfx("render", "tock", "-o", plain.path)
+        XCTAssertEqual(written.status, 0, written.stderr)
+        XCTAssertTrue(written.stdout.contains("(wav)"), written.stdout)
+        let forced = try sfx("render", "tock", "-o", m4a.path, "--format", "flac")
+        XCTAssertEqual(forced.status, 0, forced.stderr)
+    }
+
     func testPlayPlaysThroughTheVirtualCard() throws {
         let run = try sfx("play", "tock")
         XCTAssertEqual(run.status, 0, run.stderr)
