@@ -45,8 +45,12 @@ enum PlayCommand: Subcommand {
         let ending = try PlayerPlayback.ending(arguments, library: session.engine.library)
         let interrupted = Interruption()
         interrupted.onInterrupt { try? session.engine.stopAll(fade: .milliseconds(30)) }
-        for sound in ids {
-            session.engine.play(sound, volume: volume, pan: pan, loops: loops, rate: rate)
+        if !interrupted.happened {
+            for sound in ids {
+                session.engine.play(sound, volume: volume, pan: pan, loops: loops, rate: rate)
+            }
+            // A signal that came while they were queued stopped what was queued before it.
+            if interrupted.happened { try? session.engine.stopAll(fade: .milliseconds(30)) }
         }
         if let ending {
             while !session.engine.waitUntilIdle(timeout: .seconds(1)) {}

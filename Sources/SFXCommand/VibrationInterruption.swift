@@ -18,17 +18,11 @@ final class VibrationInterruption: @unchecked Sendable {
 
     /// Handles SIGINT and SIGTERM from now on; `alsoOnInterrupt` runs after the vibrators close.
     init(alsoOnInterrupt: @escaping @Sendable () -> Void = {}) {
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [self] in
-                guard received.compareExchange(expected: 0, desired: number, ordering: .acquiringAndReleasing).exchanged else { return }
-                Vibrator.closeAll()
-                alsoOnInterrupt()
-                cleanedUp.signal()
-            }
-            source.resume()
-            sources.append(source)
+        sources = DispatchSignalSources.make(for: [SIGINT, SIGTERM]) { [self] number in
+            guard received.compareExchange(expected: 0, desired: number, ordering: .acquiringAndReleasing).exchanged else { return }
+            Vibrator.closeAll()
+            alsoOnInterrupt()
+            cleanedUp.signal()
         }
     }
 
