@@ -158,8 +158,19 @@ final class EventDelivery: @unchecked Sendable {
 
     /// Rejects a registered play whose command could not be sent.
     func reject(_ voice: VoiceID, _ reason: RejectReason) {
-        guard let pending = state.withLock({ $0.remove(voice) }) else { return }
-        finish(pending.completion, pending.handle, .rejected(reason))
+        guard let pending = take(voice) else { return }
+        finish(pending.completion, pending.handle, .rejected(reason), counted: true)
+    }
+
+    /// Takes `voice`'s pending play and, in the same step, counts its completion as queued, so
+    /// that `waitUntilNoVoices` never finds the play gone and its completion not yet queued (it
+    /// returned early now and then: a play made from that completion then came after it).
+    private func take(_ voice: VoiceID) -> Pending? {
+        state.withLock { state in
+            let pending = state.remove(voice)
+            if pending?.completion != nil { queued.wrappingAdd(1, ordering: .relaxed) }
+            return pending
+        }
     }
 
     /// Rejects a play that was never registered, on the completion queue like every other.
@@ -168,12 +179,13 @@ final class EventDelivery: @unchecked Sendable {
     }
 
     /// Calls the completion on the completion queue, then hands the outcome to `Voice.outcome`.
-    private func finish(_ completion: Completion?, _ handle: VoiceHandle?, _ outcome: PlayOutcome) {
+    /// `counted`: `take` has counted the completion as queued already.
+    private func finish(_ completion: Completion?, _ handle: VoiceHandle?, _ outcome: PlayOutcome, counted: Bool = false) {
         guard let completion else {
             handle?.fulfil(outcome)
             return
         }
-        enqueue(on: completionQueue) {
+        enqueue(on: completionQueue, counted: counted) {
             completion(outcome)
             handle?.fulfil(outcome)
         }
@@ -299,8 +311,8 @@ final class EventDelivery: @unchecked Sendable {
             withExtendedLifetime(cue) {}
             return
         }
-        guard let voice = event.voice, let pending = state.withLock({ $0.remove(voice) }) else { return }
-        finish(pending.completion, pending.handle, outcome)
+        guard let voice = event.voice, let pending = take(voice) else { return }
+        finish(pending.completion, pending.handle, outcome, counted: true)
     }
 
     /// Delivers an event to `onEvent` and every stream, in order, on the event queue.
@@ -312,8 +324,8 @@ final class EventDelivery: @unchecked Sendable {
         }
     }
 
-    private func enqueue(on queue: DispatchQueue, _ call: @escaping @Sendable () -> Void) {
-        queued.wrappingAdd(1, ordering: .relaxed)
+    private func enqueue(on queue: DispatchQueue, counted: Bool = false, _ call: @escaping @Sendable () -> Void) {
+        if !counted { queued.wrappingAdd(1, ordering: .relaxed) }
         queue.async { [self] in
             call()
             queued.wrappingSubtract(1, ordering: .releasing)
