@@ -41,15 +41,16 @@ static int in_program(const void *address)
 
 char *sfx_media_library_path(void) {
     // sfx linked into the program (the sfx command, a Swift game): the executable is the image.
-    if (in_program((const void *)sfx_media_library_path) == 1)
+    int inside = in_program((const void *)sfx_media_library_path);
+    if (inside == 1)
         return NULL;
     Dl_info image, program;
     if (dladdr((void *)sfx_media_library_path, &image) == 0 || image.dli_fname == NULL || image.dli_fname[0] == '\0') {
         return NULL;
     }
-    // The program's own image holds its program headers: then sfx is linked into the program.
+    // When the headers could not tell: the image that holds them is the program's.
     const void *headers = (const void *)getauxval(AT_PHDR);
-    if (headers != NULL && dladdr(headers, &program) != 0 && program.dli_fbase == image.dli_fbase) {
+    if (inside == -1 && headers != NULL && dladdr(headers, &program) != 0 && program.dli_fbase == image.dli_fbase) {
         return NULL;
     }
     return realpath(image.dli_fname, NULL);

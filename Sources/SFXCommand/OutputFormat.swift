@@ -22,8 +22,8 @@ enum OutputFormat: String, CaseIterable {
 
     /// The format a file name's extension names, or nil.
     init?(fileName: String) {
-        guard let dot = fileName.lastIndex(of: "."), !fileName[dot...].contains("/") else { return nil }
-        switch fileName[fileName.index(after: dot)...].lowercased() {
+        guard let name = Self.fileExtension(of: fileName) else { return nil }
+        switch name {
         case "wav", "wave": self = .wav
         case "flac": self = .flac
         case "ogg", "oga": self = .ogg
@@ -40,8 +40,13 @@ enum OutputFormat: String, CaseIterable {
     /// The extension of `fileName` when it names an audio format sfx reads but render does not
     /// write (.m4a, .wma, …), lowercased; nil otherwise (a writable one, or none).
     static func unwritableExtension(of fileName: String) -> String? {
-        guard let dot = fileName.lastIndex(of: "."), !fileName[dot...].contains("/"), OutputFormat(fileName: fileName) == nil else { return nil }
-        let name = fileName[fileName.index(after: dot)...].lowercased()
+        guard let name = fileExtension(of: fileName), OutputFormat(fileName: fileName) == nil else { return nil }
         return SoundArgument.audioExtensions.contains(name) ? name : nil
+    }
+
+    /// The extension of the last path component, lowercased, or nil.
+    private static func fileExtension(of fileName: String) -> String? {
+        guard let dot = fileName.lastIndex(of: "."), !fileName[dot...].contains("/") else { return nil }
+        return fileName[fileName.index(after: dot)...].lowercased()
     }
 }

@@ -73,10 +73,7 @@ final class ProgramStartTests: CommandTestCase {
         XCTAssertEqual(version.status, 0, version.stderr)
         let play = try sfx(hiding: ["libsndfile.so.1"], ["play", "tock"])
         XCTAssertEqual(play.status, 1, play.stderr)
-        let lines = play.stderr.split(separator: "\n").filter { !$0.contains("virtual card") }
-        XCTAssertEqual(lines.count, 1, play.stderr)
-        XCTAssertTrue(play.stderr.contains("libsndfile.so.1 cannot be loaded"), play.stderr)
-        XCTAssertTrue(play.stderr.contains("install Debian's libsndfile1"), play.stderr)
+        assertOneLineToInstall(play, library: "libsndfile.so.1", package: "libsndfile1")
     }
 
     /// Without libsoxr (its file hidden in a mount namespace), a tock at the card's rate plays and
@@ -88,10 +85,16 @@ final class ProgramStartTests: CommandTestCase {
         _ = try writeTone(to: scratch.appending(path: "tone44.wav"), rate: 44_100)
         let resampled = try withoutSoxr(["play", "tone44.wav"])
         XCTAssertEqual(resampled.status, 1, resampled.stderr)
-        let lines = resampled.stderr.split(separator: "\n").filter { !$0.contains("virtual card") }
-        XCTAssertEqual(lines.count, 1, resampled.stderr)
-        XCTAssertTrue(resampled.stderr.contains("libsoxr.so.0 cannot be loaded"), resampled.stderr)
-        XCTAssertTrue(resampled.stderr.contains("install Debian's libsoxr0"), resampled.stderr)
+        assertOneLineToInstall(resampled, library: "libsoxr.so.0", package: "libsoxr0")
+    }
+
+    /// `run`'s error is one line (besides the virtual card's) saying `library` cannot be loaded
+    /// and which Debian package to install.
+    func assertOneLineToInstall(_ run: Run, library: String, package: String, file: StaticString = #filePath, line: UInt = #line) {
+        let lines = run.stderr.split(separator: "\n").filter { !$0.contains("virtual card") }
+        XCTAssertEqual(lines.count, 1, run.stderr, file: file, line: line)
+        XCTAssertTrue(run.stderr.contains("\(library) cannot be loaded"), run.stderr, file: file, line: line)
+        XCTAssertTrue(run.stderr.contains("install Debian's \(package)"), run.stderr, file: file, line: line)
     }
 
     /// The front (bin/sfx) is what every `sfx` command starts with, and all a play through the

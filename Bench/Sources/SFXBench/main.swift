@@ -141,15 +141,16 @@ do {
         // sfx-bench --exec [N] [--against PATH]: PATH, another build of sfx, is measured beside this one.
         let arguments = Array(CommandLine.arguments.dropFirst(2))
         let count = arguments.first.flatMap { Int($0) } ?? 60
-        let against = arguments.firstIndex(of: "--against").map { index -> URL? in
-            index + 1 < arguments.count ? URL(filePath: arguments[index + 1]) : nil
-        }
-        if let against, against == nil {
-            FileHandle.standardError.write(Data("sfx-bench: --against needs the path of another build's sfx\n".utf8))
-            exit(2)
+        var against: URL?
+        if let index = arguments.firstIndex(of: "--against") {
+            guard index + 1 < arguments.count else {
+                FileHandle.standardError.write(Data("sfx-bench: --against needs the path of another build's sfx\n".utf8))
+                exit(2)
+            }
+            against = URL(filePath: arguments[index + 1])
         }
         var report = BenchReport(machine: .current(command: "sfx-bench --exec \(arguments.joined(separator: " "))"), quick: false)
-        let measured = Result { try ExecLatency.measure(count: count, scratch: scratch, against: against ?? nil) }
+        let measured = Result { try ExecLatency.measure(count: count, scratch: scratch, against: against) }
         try? FileManager.default.removeItem(at: scratch)
         report.exec = try measured.get()
         print(report.execLines().joined(separator: "\n"))
