@@ -142,8 +142,8 @@ public struct AudioDecoder: Sendable {
     public func cue(interleaved samples: UnsafeBufferPointer<Float>, sampleRate: Int, channels: Int,
                     channelMap: [ChannelPosition]? = nil, name: String) throws -> Cue {
         func invalid(_ detail: String) -> MediaError { MediaError(.invalidBuffer(detail: detail), subject: name) }
-        guard (1...SoundFile.maximumSampleRate).contains(sampleRate) else {
-            throw invalid("sample rate \(sampleRate) Hz is outside 1 to \(SoundFile.maximumSampleRate); pass the buffer's real rate")
+        guard SoundFile.sampleRates.contains(sampleRate) else {
+            throw invalid("sample rate \(sampleRate) Hz is outside the \(SoundFile.minimumSampleRate) to \(SoundFile.maximumSampleRate) Hz sfx converts; pass the buffer's real rate")
         }
         guard (1...SoundFile.maximumChannels).contains(channels) else {
             throw invalid("\(channels) channels is outside 1 to \(SoundFile.maximumChannels); pass the buffer's real channel count")

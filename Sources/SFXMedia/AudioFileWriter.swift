@@ -72,7 +72,7 @@ public final class AudioFileWriter {
     public init(url: URL, encoding: AudioFileEncoding, sampleRate: Int, channels: Int) throws {
         path = url.path
         self.channels = channels
-        guard (1...SoundFile.maximumSampleRate).contains(sampleRate), (1...SoundFile.maximumChannels).contains(channels) else {
+        guard SoundFile.sampleRates.contains(sampleRate), (1...SoundFile.maximumChannels).contains(channels) else {
             throw MediaError(.unsupportedOutput(detail: "\(sampleRate) Hz, \(channels) channels"), subject: url.path)
         }
         var info = SF_INFO()

@@ -163,7 +163,9 @@ enum Resampler {
 }
 
 /// Sample-rate conversion with libsoxr at very high quality, fed in blocks, so that memory is
-/// the output plus one block whatever the input's length: `append` each block, then `finish`.
+/// the output plus one fixed block whatever the input's length and whatever the ratio of the
+/// rates (libsoxr takes only the input that fills the block, and is called again for the rest):
+/// `append` each block, then `finish`.
 /// The result is what `Resampler.resample` gives for the whole input at once: the stream is
 /// flushed and cut (or zero-padded) to exactly round(n · out / in) frames. At equal rates the
 /// samples pass through untouched.
@@ -176,7 +178,10 @@ final class StreamingResampler {
     private var inputFrames = 0
     private let soxr: soxr_t?
     private var scratch: [Float]
-    private let scratchFrames: Int
+    /// The frames one libsoxr call may produce: fixed, so that a large ratio of rates costs calls,
+    /// not memory.
+    static let scratchFrames = 8_192
+    private var scratchFrames: Int { StreamingResampler.scratchFrames }
 
     /// `expectedInputFrames`, when known, reserves the output once instead of growing it.
     init(channels: Int, from inputRate: Int, to outputRate: Int, blockFrames: Int, expectedInputFrames: Int? = nil) throws {
@@ -186,8 +191,7 @@ final class StreamingResampler {
         if let expectedInputFrames {
             output.reserveCapacity((Resampler.idealLength(frames: expectedInputFrames, from: inputRate, to: outputRate) + 64) * channels)
         }
-        scratchFrames = Resampler.idealLength(frames: blockFrames, from: inputRate, to: outputRate) + 256
-        scratch = inputRate == outputRate ? [] : [Float](repeating: 0, count: scratchFrames * channels)
+        scratch = inputRate == outputRate ? [] : [Float](repeating: 0, count: StreamingResampler.scratchFrames * channels)
         if inputRate == outputRate {
             soxr = nil
             return
@@ -199,6 +203,9 @@ final class StreamingResampler {
     deinit {
         if let soxr { soxr_delete(soxr) }
     }
+
+    /// The size of the conversion's own buffer, in samples (what a test checks stays fixed).
+    var scratchSamples: Int { scratch.count }
 
     /// The number of frames the finished output will have.
     var idealLength: Int { Resampler.idealLength(frames: inputFrames, from: inputRate, to: outputRate) }

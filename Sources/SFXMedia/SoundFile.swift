@@ -9,6 +9,12 @@ import Foundation
 final class SoundFile {
     /// Highest sample rate accepted: 768 kHz, the top of what converters ship.
     static let maximumSampleRate = 768_000
+    /// Lowest sample rate accepted: 1 kHz, below anything a sound file plausibly holds (telephony
+    /// starts at 8 kHz). A lower rate is refused rather than resampled: the conversion's cost grows
+    /// with the ratio of the rates, and a 20-frame file at 1 Hz would become 20 s of cue.
+    static let minimumSampleRate = 1_000
+    /// The sample rates sfx decodes, writes and converts.
+    public static let sampleRates = minimumSampleRate...maximumSampleRate
     /// Most channels accepted (libsndfile itself allows 1024).
     static let maximumChannels = 64
     /// Frame counts at or above this (about 2.5 years at 768 kHz) are header damage.
@@ -138,6 +144,9 @@ final class SoundFile {
         func absurd(_ detail: String) -> MediaError { MediaError(.absurdHeader(detail: detail), subject: path) }
         guard info.samplerate > 0, info.samplerate <= SoundFile.maximumSampleRate else {
             throw absurd("sample rate \(info.samplerate) Hz, expected 1 to \(SoundFile.maximumSampleRate)")
+        }
+        guard SoundFile.sampleRates.contains(Int(info.samplerate)) else {
+            throw MediaError(.unsupportedSampleRate(Int(info.samplerate)), subject: path)
         }
         guard info.channels > 0, info.channels <= SoundFile.maximumChannels else {
             throw absurd("\(info.channels) channels, expected 1 to \(SoundFile.maximumChannels)")

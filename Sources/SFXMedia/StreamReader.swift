@@ -142,9 +142,10 @@ public final class StreamReader: @unchecked Sendable {
                         framesRead = 0
                         continue
                     }
-                    let made = try out.withUnsafeMutableBufferPointer { try resampler.finish(into: $0.baseAddress!, capacity: resampler.maximumOutput) }
-                    _ = put(made)
-                    return
+                    while true {
+                        let made = try out.withUnsafeMutableBufferPointer { try resampler.finish(into: $0.baseAddress!, capacity: resampler.maximumOutput) }
+                        guard made > 0, put(made) else { return }
+                    }
                 }
                 guard block[0..<(got * inChannels)].allSatisfy(\.isFinite) else {
                     throw MediaError(.corrupt(detail: "NaN or infinite samples"), subject: source.path)
@@ -153,12 +154,19 @@ public final class StreamReader: @unchecked Sendable {
                 block.withUnsafeBufferPointer { b in
                     mixed.withUnsafeMutableBufferPointer { matrix.apply(b.baseAddress!, frames: got, into: $0.baseAddress!) }
                 }
-                let made = try mixed.withUnsafeBufferPointer { m in
-                    try out.withUnsafeMutableBufferPointer { o in
-                        try resampler.process(m.baseAddress!, frames: got, into: o.baseAddress!, capacity: resampler.maximumOutput)
+                // A large ratio of rates fills `out` before the block is used up: put it in the
+                // ring and convert the rest.
+                var taken = 0
+                while taken < got {
+                    let (used, made) = try mixed.withUnsafeBufferPointer { m in
+                        try out.withUnsafeMutableBufferPointer { o in
+                            try resampler.process(m.baseAddress! + taken * format.channels, frames: got - taken,
+                                                  into: o.baseAddress!, capacity: resampler.maximumOutput)
+                        }
                     }
+                    taken += used
+                    guard put(made) else { return }
                 }
-                guard put(made) else { return }
                 let delay = delayPerBlock.load(ordering: .relaxed)
                 if delay > 0 { usleep(UInt32(delay)) }
             }
@@ -173,12 +181,16 @@ public final class StreamReader: @unchecked Sendable {
 /// libsoxr at very high quality over a stream fed block by block into caller buffers, cut (or
 /// padded) at the end to exactly round(n · out / in) frames of everything fed: what
 /// `Resampler.resample` gives for the whole input at once. Equal rates pass samples through.
+/// The output buffer is a fixed size whatever the ratio of the rates: `process` takes only the
+/// input that fills it and says how much it took; call it again with the rest.
 final class BlockResampler {
     let channels: Int
     let inputRate: Int
     let outputRate: Int
-    /// The most frames one `process` or `finish` call may produce.
+    /// The most frames one `process` or `finish` call produces.
     let maximumOutput: Int
+    /// `maximumOutput` when converting: one block's output at most, and never more than this.
+    static let outputBlockFrames = 8_192
     private let soxr: soxr_t?
     private var inputFrames = 0
     private var outputFrames = 0
@@ -187,28 +199,34 @@ final class BlockResampler {
         self.channels = channels
         self.inputRate = inputRate
         self.outputRate = outputRate
-        maximumOutput = Resampler.idealLength(frames: blockFrames, from: inputRate, to: outputRate) + 1024
         if inputRate == outputRate {
+            maximumOutput = blockFrames
             soxr = nil
             return
         }
+        maximumOutput = min(Resampler.idealLength(frames: blockFrames, from: inputRate, to: outputRate) + 1024,
+                            BlockResampler.outputBlockFrames)
         let soxr = try Resampler.makeSoxr(channels: channels, from: inputRate, to: outputRate)
         self.soxr = soxr
     }
 
     deinit { if let soxr { soxr_delete(soxr) } }
 
-    /// Converts `frames` input frames (at most the block size) into `output`; returns frames made.
-    func process(_ input: UnsafePointer<Float>, frames: Int, into output: UnsafeMutablePointer<Float>, capacity: Int) throws -> Int {
-        inputFrames += frames
+    /// Converts up to `frames` input frames (at most the block size) into `output` (room for
+    /// `capacity` frames); returns the input frames it took and the frames it made. It takes
+    /// less than `frames` only when `output` is full: call it again with the rest.
+    func process(_ input: UnsafePointer<Float>, frames: Int, into output: UnsafeMutablePointer<Float>,
+                 capacity: Int) throws -> (used: Int, made: Int) {
         guard let soxr else {
-            output.update(from: input, count: frames * channels)
-            outputFrames += frames
-            return frames
+            let count = min(frames, capacity)
+            output.update(from: input, count: count * channels)
+            inputFrames += count
+            outputFrames += count
+            return (count, count)
         }
         var consumed = 0
         var made = 0
-        while consumed < frames {
+        while consumed < frames && made < capacity {
             var used = 0
             var produced = 0
             if let error = soxr_process(soxr, input + consumed * channels, frames - consumed, &used,
@@ -219,11 +237,16 @@ final class BlockResampler {
             consumed += used
             made += produced
         }
+        if consumed == 0 && made == 0 {
+            throw MediaError(.failed(detail: "libsoxr took no input and gave no output"), subject: "resampler")
+        }
+        inputFrames += consumed
         outputFrames += made
-        return made
+        return (consumed, made)
     }
 
-    /// Flushes the filter's tail: the frames still owed to reach the ideal length.
+    /// Flushes the filter's tail: the frames still owed to reach the ideal length, at most
+    /// `capacity` of them; call it until it returns 0.
     func finish(into output: UnsafeMutablePointer<Float>, capacity: Int) throws -> Int {
         let ideal = Resampler.idealLength(frames: inputFrames, from: inputRate, to: outputRate)
         let owed = max(0, min(ideal - outputFrames, capacity))

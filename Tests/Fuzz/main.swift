@@ -12,7 +12,10 @@ import SFXMedia
 // Inputs are numbered; input n is made from the seed and n alone (a seed file, then one
 // mutation), so any input can be made again. Batches run in a child process: when a child dies
 // on a signal or stops answering, the input it was decoding is saved (see --keep) and the run
-// goes on after it.
+// goes on after it. One mutation in seven sets the sample rate or the channel count to a value
+// at or past the limits sfx accepts (0, 1, 999, 1000, 768000, 768001, 2^32-1 Hz; 0, 1, 64, 65,
+// 65535 channels). Memory is a finding too: an input whose decode takes the child's peak resident
+// memory over --memory-limit (the peak is reset before each input) is saved like a crash.
 
 struct Options {
     var iterations: Int? = nil
@@ -21,6 +24,8 @@ struct Options {
     var batch = 250
     var keep = "sfx-fuzz-findings"
     var hangSeconds = 20.0
+    /// Peak resident memory, in MB, that one input's decode may reach.
+    var memoryLimit = 512
     /// Makes the child abort on this input: checks that crashes are caught and saved.
     var crashAt: Int? = nil
     // Child mode: decode inputs from..<from+count of `seed`, seed files in `directory`.
@@ -36,6 +41,7 @@ func usage() -> Never {
       --batch N        inputs per child process (default 250)
       --keep DIR       where crashing or hanging inputs are saved (default ./sfx-fuzz-findings)
       --hang-seconds T an input taking longer than this is a hang (default 20)
+      --memory-limit M an input whose decode takes the peak resident memory over M MB is a finding (default 512)
       --crash-at N     abort on input N (checks that the harness catches and saves crashes)
 
     """.utf8))
@@ -58,6 +64,7 @@ func parse(_ arguments: [String]) -> Options {
         case "--batch": guard let n = Int(value()), n > 0 else { usage() }; options.batch = n
         case "--keep": options.keep = value()
         case "--hang-seconds": guard let t = Double(value()), t > 0 else { usage() }; options.hangSeconds = t
+        case "--memory-limit": guard let m = Int(value()), m > 0 else { usage() }; options.memoryLimit = m
         case "--crash-at": guard let n = Int(value()) else { usage() }; options.crashAt = n
         case "--child":
             guard let from = Int(value()), let count = Int(value()) else { usage() }
@@ -87,7 +94,9 @@ struct Generator: RandomNumberGenerator {
 }
 
 /// The seed files: every encoding sfx writes (WAV PCM16/24/float, AIFF, FLAC 16/24, CAF, Ogg
-/// Vorbis, Opus, MP3), 0.1 s of a stereo chord each, written once per run.
+/// Vorbis, Opus, MP3), 0.1 s of a stereo chord each, and a short one of 20 frames of it (which
+/// at a tiny sample rate still fits the cue limit, so it reaches the conversion), written once
+/// per run.
 let encodings = AudioFileEncoding.allCases
 
 func writeSeeds(to directory: String) throws {
@@ -101,15 +110,17 @@ func writeSeeds(to directory: String) throws {
     for encoding in encodings {
         try AudioFileWriter.write(chord, sampleRate: 48_000, channels: 2,
                                   to: URL(filePath: "\(directory)/seed-\(encoding.rawValue)"), as: encoding)
+        try AudioFileWriter.write(Array(chord.prefix(40)), sampleRate: 48_000, channels: 2,
+                                  to: URL(filePath: "\(directory)/short-\(encoding.rawValue)"), as: encoding)
     }
 }
 
 /// Input `n`: seed file n mod the encodings, damaged one way chosen by the generator.
 func makeInput(_ n: Int, seed: UInt64, seeds: [[UInt8]]) -> (encoding: AudioFileEncoding, bytes: [UInt8]) {
     var random = Generator(seed: seed, input: n)
-    let which = n % seeds.count
+    let which = n % encodings.count
     var bytes = seeds[which]
-    switch Int.random(in: 0..<6, using: &random) {
+    switch Int.random(in: 0..<7, using: &random) {
     case 0:  // cut short
         bytes = Array(bytes.prefix(Int.random(in: 0..<bytes.count, using: &random)))
     case 1, 2:  // a few bytes changed, half of them in the first 64 (headers matter most)
@@ -130,23 +141,124 @@ func makeInput(_ n: Int, seed: UInt64, seeds: [[UInt8]]) -> (encoding: AudioFile
         } else {
             bytes.insert(contentsOf: bytes[start..<(start + length)], at: start)
         }
-    default:  // the start of one format spliced onto the rest of another
+    case 5:  // the start of one format spliced onto the rest of another
         let other = seeds[Int.random(in: 0..<seeds.count, using: &random)]
         let cut = Int.random(in: 0..<min(other.count, bytes.count), using: &random)
         bytes = Array(other.prefix(cut)) + Array(bytes.dropFirst(cut))
+    default:  // the sample rate or the channel count at or past its limits, of the seed or its short twin
+        if Bool.random(using: &random) { bytes = seeds[which + encodings.count] }
+        if Bool.random(using: &random) {
+            setSampleRate(limitRates.randomElement(using: &random)!, in: &bytes)
+        } else {
+            setChannels(limitChannels.randomElement(using: &random)!, in: &bytes)
+        }
     }
     return (encodings[which], bytes)
 }
 
-func readSeeds(_ directory: String) -> [[UInt8]] {
-    encodings.map { encoding in
-        [UInt8]((try? Data(contentsOf: URL(filePath: "\(directory)/seed-\(encoding.rawValue)"))) ?? Data([0]))
+/// Sample rates and channel counts at and past the limits sfx accepts (SoundFile.sampleRates,
+/// SoundFile.maximumChannels).
+let limitRates: [UInt32] = [0, 1, 2, 999, 1_000, 1_001, 8_000, 767_999, 768_000, 768_001, 0x7FFF_FFFF, 0xFFFF_FFFF]
+let limitChannels: [UInt16] = [0, 1, 2, 63, 64, 65, 255, 1_024, 0xFFFF]
+
+/// Every place a seed holds its rate (48,000 Hz), in the encodings the formats use: 32-bit
+/// little-endian (WAV's fmt, Vorbis and Opus headers), 32-bit big-endian, AIFF's 80-bit
+/// extended float, CAF's 64-bit float, and FLAC's 20-bit STREAMINFO field.
+func setSampleRate(_ rate: UInt32, in bytes: inout [UInt8]) {
+    func replace(_ pattern: [UInt8], with value: [UInt8]) {
+        var i = 0
+        while i + pattern.count <= bytes.count {
+            if Array(bytes[i..<(i + pattern.count)]) == pattern {
+                bytes.replaceSubrange(i..<(i + pattern.count), with: value)
+                i += pattern.count
+            } else {
+                i += 1
+            }
+        }
+    }
+    let le = withUnsafeBytes(of: UInt32(48_000).littleEndian, Array.init)
+    replace(le, with: withUnsafeBytes(of: rate.littleEndian, Array.init))
+    replace(le.reversed(), with: withUnsafeBytes(of: rate.bigEndian, Array.init))
+    replace(extended80(48_000), with: extended80(Double(rate)))
+    replace(withUnsafeBytes(of: Double(48_000).bitPattern.bigEndian, Array.init),
+            with: withUnsafeBytes(of: Double(rate).bitPattern.bigEndian, Array.init))
+    if bytes.count > 21, bytes.starts(with: Array("fLaC".utf8)) {
+        // STREAMINFO starts at byte 8; the rate is the 20 bits from byte 18.
+        let r = rate & 0xF_FFFF
+        bytes[18] = UInt8(r >> 12)
+        bytes[19] = UInt8((r >> 4) & 0xFF)
+        bytes[20] = UInt8((r & 0xF) << 4) | (bytes[20] & 0x0F)
     }
 }
 
-/// Child: decodes inputs and reports each on stdout: "start N", then "loaded N", "refused N"
-/// or "message N <the multi-line message, escaped>".
-func runChild(from: Int, count: Int, directory: String, seed: UInt64, crashAt: Int?) -> Never {
+/// The channel count where the formats keep it: WAV's fmt chunk, AIFF's COMM chunk, FLAC's
+/// STREAMINFO (3 bits), the Vorbis and Opus identification headers.
+func setChannels(_ channels: UInt16, in bytes: inout [UInt8]) {
+    func index(of pattern: String) -> Int? {
+        let p = Array(pattern.utf8)
+        guard bytes.count >= p.count else { return nil }
+        return (0...(bytes.count - p.count)).first { Array(bytes[$0..<($0 + p.count)]) == p }
+    }
+    if let fmt = index(of: "fmt "), fmt + 12 <= bytes.count {
+        bytes[fmt + 10] = UInt8(channels & 0xFF); bytes[fmt + 11] = UInt8(channels >> 8)
+    }
+    if let comm = index(of: "COMM"), comm + 10 <= bytes.count {
+        bytes[comm + 8] = UInt8(channels >> 8); bytes[comm + 9] = UInt8(channels & 0xFF)
+    }
+    if bytes.count > 21, bytes.starts(with: Array("fLaC".utf8)) {
+        bytes[20] = (bytes[20] & 0xF1) | UInt8((UInt32(max(channels, 1) - 1) & 0x7) << 1)
+    }
+    if let vorbis = index(of: "\u{01}vorbis"), vorbis + 12 <= bytes.count {
+        bytes[vorbis + 11] = UInt8(channels & 0xFF)
+    }
+    if let opus = index(of: "OpusHead"), opus + 10 <= bytes.count {
+        bytes[opus + 9] = UInt8(channels & 0xFF)
+    }
+}
+
+/// An IEEE 754 80-bit extended float, big-endian, as AIFF stores its sample rate.
+func extended80(_ value: Double) -> [UInt8] {
+    guard value > 0 else { return [UInt8](repeating: 0, count: 10) }
+    let exponent = Int(log2(value).rounded(.down))
+    let mantissa = UInt64(value / pow(2, Double(exponent - 63)))
+    let biased = UInt16(exponent + 16_383)
+    return [UInt8(biased >> 8), UInt8(biased & 0xFF)] + withUnsafeBytes(of: mantissa.bigEndian, Array.init)
+}
+
+/// This process's peak resident memory in kB (VmHWM), or 0 when /proc cannot tell.
+func peakResidentKB() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
+    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+}
+
+/// Resets the peak (VmHWM) to the current resident size (Linux 4.0 and later).
+func resetPeakResident() {
+    let fd = open("/proc/self/clear_refs", O_WRONLY)
+    guard fd >= 0 else { return }
+    _ = write(fd, "5", 1)
+    close(fd)
+}
+
+/// `pid`'s resident memory in kB (VmRSS), or 0.
+func residentKB(of pid: pid_t) -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
+    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+}
+
+/// The seeds, then their short twins: `encodings.count` of each.
+func readSeeds(_ directory: String) -> [[UInt8]] {
+    ["seed", "short"].flatMap { kind in
+        encodings.map { encoding in
+            [UInt8]((try? Data(contentsOf: URL(filePath: "\(directory)/\(kind)-\(encoding.rawValue)"))) ?? Data([0]))
+        }
+    }
+}
+
+/// Child: decodes inputs and reports each on stdout: "start N", then "loaded N", "refused N",
+/// "message N" (a multi-line message) or "memory N KB" (the decode's peak went over the limit).
+func runChild(from: Int, count: Int, directory: String, seed: UInt64, crashAt: Int?, memoryLimitKB: Int) -> Never {
     let seeds = readSeeds(directory)
     let decoder = AudioDecoder(format: .standard)
     let file = URL(filePath: "\(directory)/input-\(getpid())")
@@ -165,6 +277,7 @@ func runChild(from: Int, count: Int, directory: String, seed: UInt64, crashAt: I
             exit(2)
         }
         if n == crashAt { abort() }
+        resetPeakResident()
         var outcome = "loaded"
         do {
             let cue = try decoder.decode(contentsOf: file)
@@ -175,14 +288,16 @@ func runChild(from: Int, count: Int, directory: String, seed: UInt64, crashAt: I
         } catch {
             outcome = "message"
         }
-        emit("\(outcome) \(n)")
+        let peak = peakResidentKB()
+        if peak > memoryLimitKB { outcome = "memory" }
+        emit("\(outcome) \(n)" + (outcome == "memory" ? " \(peak)" : ""))
     }
     try? FileManager.default.removeItem(at: file)
     exit(0)
 }
 
 struct Tally {
-    var loaded = 0, refused = 0, crashes = 0, hangs = 0, messages = 0
+    var loaded = 0, refused = 0, crashes = 0, hangs = 0, messages = 0, memory = 0
     var perFormat: [AudioFileEncoding: (loaded: Int, refused: Int)] = [:]
     var findings: [String] = []
 }
@@ -198,7 +313,8 @@ func runBatch(from: Int, end: Int, options: Options, directory: String, seeds: [
     posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
     posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    let arguments = [executable, "--child", String(from), String(end - from), directory, "--seed", String(options.seed)]
+    let arguments = [executable, "--child", String(from), String(end - from), directory, "--seed", String(options.seed),
+                     "--memory-limit", String(options.memoryLimit)]
         + (options.crashAt.map { ["--crash-at", String($0)] } ?? [])
     let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
@@ -212,6 +328,7 @@ func runBatch(from: Int, end: Int, options: Options, directory: String, seeds: [
     var pending = ""
     var buffer = [UInt8](repeating: 0, count: 4096)
     var hung = false
+    var runaway = false
     var lastProgress = Date()
     while true {
         var poller = pollfd(fd: pipeEnds[0], events: Int16(POLLIN), revents: 0)
@@ -231,6 +348,10 @@ func runBatch(from: Int, end: Int, options: Options, directory: String, seeds: [
                 case "loaded": tally.loaded += 1; tally.perFormat[encoding, default: (0, 0)].loaded += 1; current = nil; next = n + 1
                 case "refused": tally.refused += 1; tally.perFormat[encoding, default: (0, 0)].refused += 1; current = nil; next = n + 1
                 case "message": tally.messages += 1; tally.findings.append(save(n, "message", options, seeds)); current = nil; next = n + 1
+                case "memory":
+                    let peak = line.count > 2 ? "\(Int(line[2]).map { $0 / 1024 } ?? 0) MB" : "over the limit"
+                    tally.memory += 1
+                    tally.findings.append(save(n, "memory (peak \(peak))", options, seeds)); current = nil; next = n + 1
                 default: break
                 }
             }
@@ -239,14 +360,28 @@ func runBatch(from: Int, end: Int, options: Options, directory: String, seeds: [
             kill(pid, SIGKILL)
             break
         }
+        // A decode running away with memory is stopped before it takes the machine down.
+        if current != nil, residentKB(of: pid) > 4 * options.memoryLimit * 1024 {
+            runaway = true
+            kill(pid, SIGKILL)
+            break
+        }
     }
     close(pipeEnds[0])
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     let signal = status & 0x7F
-    if let n = current, hung || signal != 0 {
-        if hung { tally.hangs += 1 } else { tally.crashes += 1 }
-        tally.findings.append(save(n, hung ? "hang" : "crash (signal \(signal))", options, seeds))
+    if let n = current, hung || runaway || signal != 0 {
+        if runaway {
+            tally.memory += 1
+            tally.findings.append(save(n, "memory (over \(4 * options.memoryLimit) MB, stopped)", options, seeds))
+        } else if hung {
+            tally.hangs += 1
+            tally.findings.append(save(n, "hang", options, seeds))
+        } else {
+            tally.crashes += 1
+            tally.findings.append(save(n, "crash (signal \(signal))", options, seeds))
+        }
         return n + 1
     }
     if signal != 0 || (status >> 8) & 0xFF != 0 {
@@ -267,7 +402,8 @@ func save(_ n: Int, _ kind: String, _ options: Options, _ seeds: [[UInt8]]) -> S
 
 let options = parse(Array(CommandLine.arguments.dropFirst()))
 if let child = options.child {
-    runChild(from: child.from, count: child.count, directory: child.directory, seed: options.seed, crashAt: options.crashAt)
+    runChild(from: child.from, count: child.count, directory: child.directory, seed: options.seed, crashAt: options.crashAt,
+             memoryLimitKB: options.memoryLimit * 1024)
 }
 
 // A private directory for the seed files and the inputs (mkdtemp: mode 0700, unpredictable name).
@@ -291,13 +427,14 @@ while next < iterations {
     next = runBatch(from: next, end: min(iterations, next + options.batch), options: options, directory: directory, seeds: seeds, tally: &tally)
 }
 let elapsed = Date().timeIntervalSince(started)
-let tried = tally.loaded + tally.refused + tally.crashes + tally.hangs + tally.messages
-print(String(format: "sfx-fuzz: seed %llu, %d inputs in %.1f s (%.0f a second): %d loaded, %d refused, %d crashes, %d hangs, %d bad messages",
-             options.seed, tried, elapsed, Double(tried) / max(elapsed, 0.001), tally.loaded, tally.refused, tally.crashes, tally.hangs, tally.messages))
+let tried = tally.loaded + tally.refused + tally.crashes + tally.hangs + tally.messages + tally.memory
+print(String(format: "sfx-fuzz: seed %llu, %d inputs in %.1f s (%.0f a second): %d loaded, %d refused, %d crashes, %d hangs, %d bad messages, %d over %d MB",
+             options.seed, tried, elapsed, Double(tried) / max(elapsed, 0.001), tally.loaded, tally.refused, tally.crashes, tally.hangs,
+             tally.messages, tally.memory, options.memoryLimit))
 for encoding in encodings {
     let counts = tally.perFormat[encoding, default: (0, 0)]
     print("  \(encoding.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(counts.loaded) loaded, \(counts.refused) refused")
 }
 for finding in tally.findings { print("  " + finding) }
 try? FileManager.default.removeItem(atPath: directory)
-exit(tally.crashes + tally.hangs + tally.messages == 0 ? 0 : 1)
+exit(tally.crashes + tally.hangs + tally.messages + tally.memory == 0 ? 0 : 1)

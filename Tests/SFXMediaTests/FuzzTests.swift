@@ -55,4 +55,42 @@ final class FuzzTests: XCTestCase {
         XCTAssertEqual(outcomes.loaded + outcomes.refused, 60 * AudioFileEncoding.allCases.count)
         XCTAssertGreaterThan(outcomes.refused, 0)
     }
+
+    /// The `sfx-fuzz` program beside this test binary (swift build makes both).
+    private func runFuzzHarness(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let harness = URL(filePath: executable).deletingLastPathComponent().appending(path: "sfx-fuzz")
+        guard FileManager.default.isExecutableFile(atPath: harness.path) else {
+            throw MissingDependency(description: "\(harness.path) is missing; build it with `swift build --product sfx-fuzz`")
+        }
+        let directory = try TemporaryDirectory()
+        let process = Process()
+        process.executableURL = harness
+        process.arguments = arguments + ["--keep", directory.file("findings").path]
+        process.currentDirectoryURL = directory.url
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+
+    /// A short run of the harness, a seventh of its inputs with the sample rate or the channel
+    /// count at or past the limits: no crash, hang, bad message, or input whose decode takes the
+    /// child over 400 MB at its peak (a 20-frame WAV at 1 Hz took 1.6 GB).
+    func testTheFuzzHarnessFindsNothingWithRatesAndChannelsAtTheLimits() throws {
+        let run = try runFuzzHarness(["--iterations", "700", "--seed", "11", "--batch", "350", "--memory-limit", "400"])
+        XCTAssertEqual(run.status, 0, run.output)
+        XCTAssertTrue(run.output.contains(" 0 crashes, 0 hangs, 0 bad messages, 0 over 400 MB"), run.output)
+    }
+
+    /// The memory ceiling is a finding that fails the run: with a ceiling below what any decode
+    /// needs, every input is one.
+    func testTheFuzzHarnessReportsAnInputOverItsMemoryCeiling() throws {
+        let run = try runFuzzHarness(["--iterations", "3", "--memory-limit", "1"])
+        XCTAssertEqual(run.status, 1, run.output)
+        XCTAssertTrue(run.output.contains("  memory ("), run.output)
+    }
 }

@@ -40,6 +40,20 @@ final class StreamReaderTests: TemporaryDirectoryTestCase {
         return url
     }
 
+    /// At the widest ratio the limits allow (1 kHz into 384 kHz: a block of input makes 192
+    /// blocks of output, converted a fixed block at a time) the stream is still the whole-file
+    /// conversion.
+    func testAStreamAtTheWidestRatioEqualsTheWholeConversion() throws {
+        let url = try writeWAV("low.wav", rate: 1_000, channels: 1, frames: 6_000)
+        let format = AudioFormat(sampleRate: 384_000, channels: 1)
+        let whole = try AudioDecoder(format: format).decode(contentsOf: url).sampleArray
+        let reader = try StreamReader(file: RawFilePath(url), format: format)
+        let streamed = drain(reader, step: 50_000)
+        XCTAssertNil(reader.error)
+        XCTAssertEqual(streamed.count, whole.count)
+        XCTAssertLessThan(zip(streamed, whole).map { abs($0 - $1) }.max() ?? 1, 1e-4)
+    }
+
     func testTheStreamEqualsTheWholeFileDecodeAtEqualRatesBitForBit() throws {
         let url = try writeWAV("a.wav", rate: 48_000, channels: 2, frames: 300_000)
         let whole = try AudioDecoder(format: .standard).decode(contentsOf: url)
