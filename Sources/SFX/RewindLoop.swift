@@ -162,7 +162,7 @@ extension OutputThread {
         if first.delay < 0 { return .failed(Int32(first.delay)) }
         if first.rewindable < 0 { return probe ? .refused(.failed(errno: Int32(-first.rewindable))) : .notNow }
         if first.rewindable == 0 { return probe ? .refused(.nothingRewindable) : .notNow }
-        guard first.target < end, let snapshot = history.latest(atOrBefore: first.target),
+        guard first.target < end, let snapshot = history.restorable(atOrBefore: first.target),
               history.frame(of: snapshot) >= lastCommandFrame else { return .notNow }
         if !probe, !hasRoomForCommands(history) {
             heldCommandPeriods.wrappingAdd(1, ordering: .relaxed)
@@ -340,6 +340,7 @@ extension OutputThread {
             postEvents(history)
             guard applied == batch else { break }
         }
+        if taken > 0 { history.commandsApplied() }
         return taken > 0
     }
 

@@ -150,6 +150,13 @@ enum RewindMode {
 /// An event is delivered once no snapshot before it can be restored any more: restoring a
 /// snapshot throws away the events posted after it, which rendering again posts again, so each
 /// completion leaves exactly once, when the frames that caused it can no longer be rewritten.
+///
+/// Commands apply once: rendering again does not apply them again, so a snapshot taken before a
+/// command was applied must never be restored (the command, and the voice it started, would be
+/// gone without an event: its completion would never come). `commandsApplied()` makes every
+/// snapshot kept so far unrestorable; the next one saved is the first that may be restored. A
+/// snapshot's frame alone cannot tell: one taken before the command can have the same frame as
+/// the one taken after it, and the one after may not have been saved at all (every slot busy).
 final class RewindHistory {
     private let snapshots: UnsafeMutablePointer<MixerSnapshot>
     /// For each snapshot, `posted` when it was taken.
@@ -166,6 +173,9 @@ final class RewindHistory {
     private(set) var delivered = 0
     /// Events up to this count may be delivered.
     private(set) var deliverable = 0
+    /// The oldest snapshot (absolute index) that may be restored: the first saved after the last
+    /// commands were applied.
+    private(set) var restorableFrom = 0
 
     init(mixer: Mixer, snapshots capacity: Int, events eventCapacity: Int) {
         self.capacity = capacity
@@ -208,6 +218,18 @@ final class RewindHistory {
             i -= 1
         }
         return nil
+    }
+
+    /// The newest snapshot at or before `frame` that may be restored (taken after the last
+    /// commands were applied), or nil.
+    func restorable(atOrBefore frame: Int) -> Int? {
+        guard let snapshot = latest(atOrBefore: frame), snapshot >= restorableFrom else { return nil }
+        return snapshot
+    }
+
+    /// Commands have just been applied to the mixer: no snapshot kept so far may be restored.
+    func commandsApplied() {
+        restorableFrom = end
     }
 
     /// Puts the mixer back to `snapshot`: later snapshots and the events posted after it are gone.

@@ -90,6 +90,27 @@ final class CProgramTests: XCTestCase {
         XCTAssertEqual(vibrations, "400\n30,20,30\n")
     }
 
+    /// 16 threads × 10,000 plays through sfx_play at once (Tests/SFXCAPITests/C/completion_flood.c):
+    /// every play accepted completes exactly once, none refused completes, and sfx_wait_idle
+    /// then succeeds. Hundreds of accepted plays used to wait for sfx_close: a rewind restored a
+    /// snapshot taken before their commands were applied, so their voices never existed. The
+    /// longest wait is printed; it is not asserted (a loaded machine makes it what it is).
+    func testSixteenThreadsOfPlaysAllComplete() throws {
+        let program = try build(Installed.checkout.appending(path: "Tests/SFXCAPITests/C/completion_flood.c"), "completion_flood",
+                                flags: "-std=c11 -O2 -Wall -Wextra -Werror -pthread")
+        let run = try runOnCard(program)
+        print("completion flood: \(run.output)", terminator: "")
+        XCTAssertEqual(run.status, 0, run.output + run.errors)
+        let fields = run.output.split(separator: " ").map(String.init)
+        func value(_ name: String) -> Int? { fields.firstIndex(of: name).flatMap { Int(fields[$0 + 1].trimmingCharacters(in: .whitespacesAndNewlines)) } }
+        XCTAssertEqual(value("completed"), value("accepted"), run.output)
+        XCTAssertEqual((value("accepted") ?? 0) + (value("refused") ?? 0), 160_000, run.output)
+        XCTAssertEqual(value("twice"), 0, run.output)
+        XCTAssertEqual(value("refused-completed"), 0, run.output)
+        XCTAssertEqual(value("idle"), 0, "sfx_wait_idle: \(run.output)")
+        XCTAssertGreaterThan(value("accepted") ?? 0, 0, run.output)
+    }
+
     /// The README's "From C" example, the first ```c block, as the README gives it.
     func testTheReadmesCExampleBuildsAndPlaysOnTheCard() throws {
         let readme = try String(contentsOf: Installed.checkout.appending(path: "README.md"), encoding: .utf8)
