@@ -367,7 +367,44 @@ public final class SoundEngine: @unchecked Sendable {
                      group: SoundGroup = .effects, priority: VoicePriority = .normal, maxInstances: Int = 0,
                      fadeIn: Duration = .zero, rate: Float = 1,
                      completion: (@Sendable (PlayOutcome) -> Void)? = nil) -> Voice {
-        let voice = Voice(id: VoiceID(nextVoice.wrappingAdd(1, ordering: .relaxed).oldValue), engine: self)
+        let voice = reserveVoice()
+        if let refusal = begin(voice, id, volume: volume, pan: pan, loops: loops, group: group, priority: priority,
+                               maxInstances: maxInstances, fadeIn: fadeIn, rate: rate, completion: completion,
+                               completesRefusals: true) {
+            delivery.reject(completion, voice.handle, refusal)
+        }
+        return voice
+    }
+
+    /// A voice for a play not started yet (`start`), so that its id is known before the play can
+    /// end: for front ends that record the voice before its completion may run (the C API).
+    package func reserveVoice() -> Voice {
+        Voice(id: VoiceID(nextVoice.wrappingAdd(1, ordering: .relaxed).oldValue), engine: self)
+    }
+
+    /// `play` on a reserved voice, for front ends that return a refusal to their caller (the C
+    /// API's sfx_play): a play refused before it reaches the mixer (a setting out of range, an
+    /// unknown sound, a closed engine, a full command queue) returns why, its completion is never
+    /// called, and `voice.outcome` gives the refusal. Otherwise (nil) the completion is called
+    /// exactly once, as for `play`.
+    package func start(_ voice: Voice, _ id: SoundID, volume: Float = 1, pan: Float = 0, loops: Int = 0,
+                       group: SoundGroup = .effects, priority: VoicePriority = .normal, maxInstances: Int = 0,
+                       fadeIn: Duration = .zero, rate: Float = 1,
+                       completion: (@Sendable (PlayOutcome) -> Void)? = nil) -> RejectReason? {
+        let refusal = begin(voice, id, volume: volume, pan: pan, loops: loops, group: group, priority: priority,
+                            maxInstances: maxInstances, fadeIn: fadeIn, rate: rate, completion: completion,
+                            completesRefusals: false)
+        if let refusal { voice.handle.fulfil(.rejected(refusal)) }
+        return refusal
+    }
+
+    /// Checks a play and sends it to the mixer; returns why it was refused, or nil once it is on
+    /// its way. A full command queue is found after the play was registered: `completesRefusals`
+    /// completes it there (in the same step as it is taken back, so that `waitUntilIdle` never
+    /// sees it gone and its completion not yet queued); otherwise it is taken back and returned.
+    private func begin(_ voice: Voice, _ id: SoundID, volume: Float, pan: Float, loops: Int, group: SoundGroup,
+                       priority: VoicePriority, maxInstances: Int, fadeIn: Duration, rate: Float,
+                       completion: (@Sendable (PlayOutcome) -> Void)?, completesRefusals: Bool) -> RejectReason? {
         do throws(SettingError) {
             try Self.checkGain("volume", volume)
             try Self.checkPan(pan)
@@ -376,22 +413,24 @@ public final class SoundEngine: @unchecked Sendable {
             try SettingError.check("fadeIn", fadeIn, in: Self.fades)
             try Self.checkRate(rate)
         } catch {
-            delivery.reject(completion, voice.handle, .invalidSetting(error))
-            return voice
+            return .invalidSetting(error)
         }
-        guard let cue = library.cue(for: id) else {
-            delivery.reject(completion, voice.handle, .unknownSound(id))
-            return voice
-        }
+        guard let cue = library.cue(for: id) else { return .unknownSound(id) }
         let request = PlayRequest(voice: voice.id, cue: cue, gain: volume, pan: pan, loops: loops,
                                   group: group, priority: priority, maxInstances: maxInstances,
                                   fadeInFrames: frames(fadeIn), rate: rate)
         guard delivery.expect(voice.id, cue: cue, completion: completion, handle: voice.handle, endless: loops < 0) else {
-            delivery.reject(completion, voice.handle, .engineClosed)
-            return voice
+            return .engineClosed
         }
-        if !send(.play(request)) { delivery.reject(voice.id, .commandQueueFull) }
-        return voice
+        guard send(.play(request)) else {
+            if completesRefusals {
+                delivery.reject(voice.id, .commandQueueFull)
+                return nil
+            }
+            delivery.withdraw(voice.id)
+            return .commandQueueFull
+        }
+        return nil
     }
 
     /// Starts a streaming voice on `ring` (which `ring` keeps alive until the voice ends); the

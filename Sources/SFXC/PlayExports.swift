@@ -28,10 +28,12 @@ struct CCompletion: @unchecked Sendable {
     }
 }
 
-/// Makes "the completion runs exactly once, or sfx_play returns an error" hold. The engine
-/// completes a play it refuses at once, on the caller's thread, inside `play`: such a
-/// rejection is kept here and returned by sfx_play instead. A completion that arrives on the
-/// engine's queue before sfx_play has recorded the voice waits for it (a few instructions).
+/// Makes "the completion runs exactly once, or sfx_alert returns an error" hold for an alert,
+/// which the engine plays through `play`, completing a refusal on its completion queue: a
+/// rejection that arrives before sfx_alert has returned is kept here and returned by sfx_alert
+/// instead. A completion that arrives before sfx_alert has recorded the voice waits for it (a
+/// few instructions). sfx_play needs none of this: it reserves its voice first
+/// (`SoundEngine.start`).
 final class PlayGate: Sendable {
     private enum State {
         case inCall(rejection: String?)
@@ -93,21 +95,23 @@ public func exportedPlay(_ handle: OpaquePointer?, _ sound: UInt32, _ options: U
             throw CAPIError(SFX_ERROR_SOUND, "sound \(sound) is not loaded (never loaded, or disposed); load it with sfx_load_file or sfx_system_sound")
         }
         let callback = options.completion.map { CCompletion(function: $0, userData: options.user_data) }
-        let gate = PlayGate()
-        let played = owner.engine.play(
-            id, volume: options.volume, pan: options.pan, loops: Int(options.loops), group: group,
+        // The voice is known, and recorded, before its completion can run: the completion never
+        // waits for this call, and a refusal is returned here and never completed.
+        let played = owner.engine.reserveVoice()
+        let number = played.id.rawValue
+        owner.add(played)
+        let refusal = owner.engine.start(
+            played, id, volume: options.volume, pan: options.pan, loops: Int(options.loops), group: group,
             priority: VoicePriority(rawValue: UInt8(options.priority)), maxInstances: Int(options.max_instances)
         ) { [weak owner] outcome in
-            guard let voice = gate.settle(outcome) else { return }
-            owner?.remove(voice)
-            callback?.call(voice, outcome)
+            owner?.remove(number)
+            callback?.call(number, outcome)
         }
-        owner.add(played)
-        if let rejection = gate.returned(played.id.rawValue) {
-            owner.remove(played.id.rawValue)
-            throw CAPIError(SFX_ERROR_REJECTED, rejection)
+        if let refusal {
+            owner.remove(number)
+            throw CAPIError(SFX_ERROR_REJECTED, "\(refusal)")
         }
-        voice?.pointee = played.id.rawValue
+        voice?.pointee = number
     }
 }
 
