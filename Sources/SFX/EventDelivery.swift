@@ -162,6 +162,12 @@ final class EventDelivery: @unchecked Sendable {
         finish(pending.completion, pending.handle, .rejected(reason), counted: true)
     }
 
+    /// Takes back a registered play whose command could not be sent, without completing it: the
+    /// caller reports the refusal (`SoundEngine.start`).
+    func withdraw(_ voice: VoiceID) {
+        _ = state.withLock { $0.remove(voice) }
+    }
+
     /// Takes `voice`'s pending play and, in the same step, counts its completion as queued, so
     /// that `waitUntilNoVoices` never finds the play gone and its completion not yet queued (it
     /// returned early now and then: a play made from that completion then came after it).
@@ -269,24 +275,36 @@ final class EventDelivery: @unchecked Sendable {
     }
 
     /// Handles everything the output thread has reported; returns how many notices there were.
+    ///
+    /// Plays that ended are taken in batches of up to `batchSize`: one turn of the lock that
+    /// producers take to register plays, and one block on the completion queue, per batch rather
+    /// than per play, so that the thread keeps up with the mixer when many threads play at once.
     @discardableResult
     private func drain() -> Int {
         var handled = 0
+        var ended: [(VoiceID, PlayOutcome)] = []
+        var reports: [EngineEvent] = []
         while let notice = notices.pop() {
             handled += 1
             switch notice {
             case .mixer(let event):
-                handle(event)
+                if let end = handle(event, reports: &reports) { ended.append(end) }
             case .xrun:
-                publish(.xrun(total: output.xruns.load(ordering: .relaxed)))
+                reports.append(.xrun(total: output.xruns.load(ordering: .relaxed)))
             case .deviceLost(let code):
-                publish(.deviceLost(ALSAError(device: output.settings.request.device, operation: "play", code: code).description))
+                reports.append(.deviceLost(ALSAError(device: output.settings.request.device, operation: "play", code: code).description))
             case .deviceRestored:
-                publish(.deviceRestored(output.currentParameters))
+                reports.append(.deviceRestored(output.currentParameters))
             case .closedWhenIdle:
-                publish(.deviceClosedWhenIdle)
+                reports.append(.deviceClosedWhenIdle)
+            }
+            if ended.count >= Self.batchSize {
+                complete(ended)
+                ended.removeAll(keepingCapacity: true)
             }
         }
+        complete(ended)
+        publish(reports)
         if output.realtimeStatus.load(ordering: .acquiring) < 0, !reportedRealtime {
             reportedRealtime = true
             let code = -output.realtimeStatus.load(ordering: .relaxed)
@@ -296,31 +314,71 @@ final class EventDelivery: @unchecked Sendable {
         return handled
     }
 
-    private func handle(_ event: MixerEvent) {
+    static let batchSize = 512
+
+    /// The play `event` ended and how, or nil for an event that ends none (a released cue, freed
+    /// here); a stolen voice is also reported in `reports`.
+    private func handle(_ event: MixerEvent, reports: inout [EngineEvent]) -> (VoiceID, PlayOutcome)? {
         let outcome: PlayOutcome
         switch event {
         case .finished: outcome = .finished
         case .stopped: outcome = .stopped
         case .stolen(let voice):
             outcome = .stolen
-            publish(.voiceStolen(voice))
+            reports.append(.voiceStolen(voice))
         case .rejected(_, let reason): outcome = .rejected(RejectReason(reason))
         case .cueReleased(let key):
             // Dropping the last reference frees the cue, here, off the real-time thread.
             let cue = state.withLock { $0.retiring.removeValue(forKey: key) }
             withExtendedLifetime(cue) {}
-            return
+            return nil
         }
-        guard let voice = event.voice, let pending = take(voice) else { return }
-        finish(pending.completion, pending.handle, outcome, counted: true)
+        return event.voice.map { ($0, outcome) }
+    }
+
+    /// Takes the pending plays that `ended` in one turn of the lock, counting their completions
+    /// as queued in the same step (see `take`), and makes their calls, in order, in one block on
+    /// the completion queue. A play without a completion has its outcome recorded at once.
+    private func complete(_ ended: [(VoiceID, PlayOutcome)]) {
+        guard !ended.isEmpty else { return }
+        let taken = state.withLock { state -> [(Pending, PlayOutcome)] in
+            var taken: [(Pending, PlayOutcome)] = []
+            taken.reserveCapacity(ended.count)
+            for (voice, outcome) in ended {
+                guard let pending = state.remove(voice) else { continue }
+                if pending.completion != nil { queued.wrappingAdd(1, ordering: .relaxed) }
+                taken.append((pending, outcome))
+            }
+            return taken
+        }
+        for (pending, outcome) in taken where pending.completion == nil { pending.handle.fulfil(outcome) }
+        let calls = taken.compactMap { pending, outcome in pending.completion.map { ($0, pending.handle, outcome) } }
+        guard !calls.isEmpty else { return }
+        completionQueue.async { [self] in
+            for (completion, handle, outcome) in calls {
+                completion(outcome)
+                handle.fulfil(outcome)
+                queued.wrappingSubtract(1, ordering: .releasing)
+            }
+        }
     }
 
     /// Delivers an event to `onEvent` and every stream, in order, on the event queue.
     func publish(_ event: EngineEvent) {
-        enqueue(on: eventQueue) { [self] in
+        publish([event])
+    }
+
+    /// Delivers events to `onEvent` and every stream, in order, in one block on the event queue.
+    private func publish(_ events: [EngineEvent]) {
+        guard !events.isEmpty else { return }
+        queued.wrappingAdd(events.count, ordering: .relaxed)
+        eventQueue.async { [self] in
             let (handler, streams) = state.withLock { ($0.handler, Array($0.streams.values)) }
-            handler?(event)
-            for stream in streams { stream.yield(event) }
+            for event in events {
+                handler?(event)
+                for stream in streams { stream.yield(event) }
+                queued.wrappingSubtract(1, ordering: .releasing)
+            }
         }
     }
 
