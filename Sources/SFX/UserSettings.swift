@@ -1,6 +1,8 @@
 import Foundation
+import Glibc
 import SFXHaptics
 import SFXMedia
+import SFXSystem
 
 /// The user's settings file, `$XDG_CONFIG_HOME/sfx/sfx.conf` (default `~/.config/sfx/sfx.conf`),
 /// read by the `sfx` command and the daemon; a library sets the same fields in code.
@@ -60,19 +62,58 @@ public struct UserSettings: Sendable {
     /// Reads the settings file; no file gives the defaults. A file that cannot be read throws;
     /// an invalid value does not (see `invalid` and `warnings`), so that a bad haptics line does
     /// not stop `sfx play`.
+    ///
+    /// The file is opened through its directories one by one from `$XDG_CONFIG_HOME` (or
+    /// `$HOME`) down, each checked on its descriptor (`OwnedDirectory`): a directory or file on
+    /// the way that belongs to another user is refused, as is a `sfx/` directory or `sfx.conf`
+    /// others can write, with one line naming it. So root running with another user's HOME
+    /// (`sudo -E`) never runs her `[haptics] command`; no rename between the check and the read
+    /// can swap in another file.
     public static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws(SettingsError) -> UserSettings {
         let url = url(environment: environment)
-        var st = stat()
-        guard stat(url.path, &st) == 0 || errno != ENOENT else { return UserSettings() }
+        let base: URL
+        let components: [String]
+        if let value = environment["XDG_CONFIG_HOME"], value.hasPrefix("/") {
+            (base, components) = (URL(filePath: value, directoryHint: .isDirectory), ["sfx"])
+        } else {
+            (base, components) = (URL(filePath: environment["HOME"] ?? NSHomeDirectory(), directoryHint: .isDirectory), [".config", "sfx"])
+        }
+        let fd: Int32
+        do {
+            guard let directory = try OwnedDirectory.open(base: base, components: components, create: false, privateCount: 1,
+                                                          role: components.count == 1 ? "XDG_CONFIG_HOME" : "HOME",
+                                                          modeFix: "make it yours alone (chmod 700)"),
+                  let opened = try directory.openOwnedFile("sfx.conf", what: "a settings file") else { return UserSettings() }
+            fd = opened
+        } catch {
+            throw SettingsError("\(error)")
+        }
+        defer { close(fd) }
         let ini: IniFile
         do {
-            ini = try IniFile(contentsOf: url)
-        } catch let error as MediaError {
-            throw SettingsError(error, path: url.path)
+            ini = IniFile(parsing: String(decoding: try readSettings(fd, path: url.path), as: UTF8.self))
+        } catch let error as SettingsError {
+            throw error
         } catch {
             throw SettingsError("cannot read \(url.path) (\(error)); fix or remove it")
         }
         return UserSettings(ini, path: url.path)
+    }
+
+    /// The bytes of the opened settings file, at most `IniFile.maximumFileBytes`.
+    private static func readSettings(_ fd: Int32, path: String) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw SettingsError("cannot read the settings file \(path) (\(String(cString: strerror(errno)))); check the disk") }
+            if n == 0 { return bytes }
+            bytes += chunk[0..<n]
+            if bytes.count > IniFile.maximumFileBytes {
+                throw SettingsError("\(path) is larger than \(IniFile.maximumFileBytes / 1_000_000) MB, too large for a settings file; give the right file")
+            }
+        }
     }
 
     /// The settings in `ini`, read from `path` (named in warnings).

@@ -34,14 +34,16 @@ enum VirtualCardFallback {
         let card: VirtualCard
         do {
             let plugin = try VirtualCard.locatePlugin()   // first: a failure leaves no directory behind
-            let directory = try CardDirectory.forUser()
+            // Opened and checked from the base directory down by descriptor, and reached through
+            // it, by sfx and by ALSA: no rename above it can swap in another configuration.
+            let opened = try CardDirectory.openForUser()
             // Each run's recording starts afresh (unlink removes a link itself, never its target).
-            for old in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            for old in (try? FileManager.default.contentsOfDirectory(atPath: opened.descriptorPath)) ?? []
             where old.hasPrefix("playback") || old == "events.log" {
-                unlink(directory.appending(path: old).path)
+                unlinkat(opened.descriptor, old, 0)
             }
             // Its recording is for people to open: 32-bit PCM, which sox reads without a warning.
-            card = try VirtualCard(directory: directory, captureSource: captureSource, recordingFormat: .pcm32, plugin: plugin)
+            card = try VirtualCard(opened: opened, captureSource: captureSource, recordingFormat: .pcm32, plugin: plugin)
         } catch {
             throw Failure("\(reason), and sfx's virtual card is not available (\(error)); pick a device with --device (`sfx devices` lists them)")
         }
