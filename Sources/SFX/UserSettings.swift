@@ -20,6 +20,11 @@ import SFXSystem
 /// gpio = gpiochip0:17:active-low      # gpio: chip, line, optional active-low
 /// led = vibrator                      # sysfs: the LED-class vibrator's name
 /// command = /usr/local/bin/buzz       # command: a program, run without a shell
+///
+/// [http]
+/// timeout = 30                        # seconds without a byte before a stream or upload gives up
+/// max-download = 512M                 # the most a streamed URL may download (K, M, G)
+/// max-duration = 4h                   # the longest a streamed URL may play (s, min, h)
 /// ```
 public struct UserSettings: Sendable {
     public var device: String?
@@ -29,6 +34,11 @@ public struct UserSettings: Sendable {
     public var gpio: GPIOLineConfiguration?
     public var led: String?
     public var command: [String]?
+    /// `[http] timeout`: seconds with nothing sent or received before a stream or an upload
+    /// fails (unset: 15 s for streams, 30 s for uploads).
+    public var httpTimeout: Double?
+    /// `[http] max-download` and `max-duration`: what streaming a URL may take.
+    public var downloadLimits = DownloadLimits()
 
     public init() {}
 
@@ -48,6 +58,7 @@ public struct UserSettings: Sendable {
         "output": ["device"],
         "alert": ["vibrate-with-alert"],
         "haptics": ["backend", "input-device", "gpio", "led", "command"],
+        "http": ["timeout", "max-download", "max-duration"],
     ]
     /// The keys an alert depends on (its vibration too).
     public static let alertKeys = ["vibrate-with-alert", "backend", "gpio"]
@@ -165,6 +176,27 @@ public struct UserSettings: Sendable {
         }
         led = ini["haptics", "led"]
         command = ini["haptics", "command"].map(Self.commandWords)
+        if let value = ini["http", "timeout"] {
+            if let seconds = DownloadLimits.parseSeconds(value), seconds <= 86_400 {
+                httpTimeout = seconds
+            } else {
+                bad("http", "timeout", value, "seconds (up to a day), e.g. 30 or 2min")
+            }
+        }
+        if let value = ini["http", "max-download"] {
+            if let bytes = DownloadLimits.parseBytes(value) {
+                downloadLimits.maximumBytes = bytes
+            } else {
+                bad("http", "max-download", value, "a size in bytes, or with K, M or G, e.g. 512M")
+            }
+        }
+        if let value = ini["http", "max-duration"] {
+            if let seconds = DownloadLimits.parseSeconds(value) {
+                downloadLimits.maximumDuration = seconds
+            } else {
+                bad("http", "max-duration", value, "a duration in seconds, or with s, min or h, e.g. 4h")
+            }
+        }
     }
 
     /// A command as the settings file and `--command` write it: words split at spaces and tabs,
