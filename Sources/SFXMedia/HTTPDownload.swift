@@ -159,7 +159,8 @@ public final class HTTPDownload: @unchecked Sendable {
             let kind = withExtendedLifetime(self) {
                 sfx_curl_download(url.absoluteString, stallSeconds, &callbacks, &detail, detail.count)
             }
-            end(kind: Int(kind), detail: String(cString: detail), stallSeconds: stallSeconds)
+            let words = String(decoding: detail.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            end(kind: Int(kind), detail: words, stallSeconds: stallSeconds)
         }
 
         private func begin(status: Int, length: Int64) -> Bool {

@@ -74,6 +74,12 @@ final class StreamLimitTests: CommandTestCase {
                       duration.stderr)
         XCTAssertEqual(duration.stderr.split(separator: "\n").count, 1, duration.stderr)
 
+        // [http] timeout: a server that stops sending is given up on after it (15 s unless set).
+        try Data("[http]\ntimeout = 1\n".utf8).write(to: config.appending(path: "sfx.conf"))
+        let stalled = try sfx(mounting: nil, ["play", "-q", "http://127.0.0.1:\(port)/stall/tune.wav"])
+        XCTAssertEqual(stalled.status, 1, stalled.stderr)
+        XCTAssertTrue(stalled.stderr.hasSuffix(": nothing arrived for 1 s (stalled); check the network and try again\n"), stalled.stderr)
+
         try Data("[http]\nmax-download = lots\ntimeout = 2min\n".utf8).write(to: config.appending(path: "sfx.conf"))
         let invalid = try sfx(mounting: nil, ["play", url("missing")])
         XCTAssertTrue(invalid.stderr.contains("sfx.conf:2: max-download = lots is not valid; use a size in bytes, or with K, M or G"),
