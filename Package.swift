@@ -108,7 +108,7 @@ let package = Package(
         .target(name: "SFXHaptics", dependencies: ["CSFXHaptics", "CGPIOD", "CSFXSystem"]),
 
         // 6. Engine.
-        .target(name: "SFX", dependencies: ["SFXCore", "SFXMedia", "SFXSoundDesign", "SFXDevice", "SFXHaptics", "CSFXSystem"],
+        .target(name: "SFX", dependencies: ["SFXCore", "SFXMedia", "SFXSoundDesign", "SFXDevice", "SFXHaptics", "CSFXSystem", "SFXSystem"],
                 swiftSettings: curlOnDemand),
 
         // 7. Front ends. The C API: sfx.h and what needs no engine in C, the rest in Swift

@@ -9,7 +9,8 @@
  * libcurl itself and these hidden definitions are not used.
  *
  * The list is what swift-corelibs-foundation's FoundationNetworking and _CFURLSessionInterface
- * call (nm -u on their archives); a function missing here fails the link of a static build.
+ * call (nm -u on their archives), and curl_easy_perform for HTTPDownload's own transfers
+ * (download.c); a function missing here fails the link of a static build.
  * The variadic setters and getters take one value after the option, a long, a pointer, a
  * curl_off_t or a function pointer, all passed alike on the 64-bit ABIs sfx builds for.
  */
@@ -28,7 +29,7 @@
 #include "csfxcurl.h"
 
 #define SFX_CURL_FUNCTIONS(X) \
-    X(curl_easy_cleanup) X(curl_easy_getinfo) X(curl_easy_init) X(curl_easy_pause) X(curl_easy_setopt) \
+    X(curl_easy_cleanup) X(curl_easy_getinfo) X(curl_easy_init) X(curl_easy_pause) X(curl_easy_perform) X(curl_easy_setopt) \
     X(curl_easy_strerror) X(curl_free) X(curl_global_init) X(curl_multi_add_handle) X(curl_multi_assign) \
     X(curl_multi_cleanup) X(curl_multi_info_read) X(curl_multi_init) X(curl_multi_remove_handle) \
     X(curl_multi_setopt) X(curl_multi_socket_action) X(curl_slist_append) X(curl_slist_free_all) \
@@ -77,6 +78,8 @@ CURLcode curl_easy_getinfo(CURL *curl, CURLINFO info, ...)
 CURL *curl_easy_init(void) { return SFX_CURL(curl_easy_init)(); }
 
 CURLcode curl_easy_pause(CURL *handle, int bitmask) { return SFX_CURL(curl_easy_pause)(handle, bitmask); }
+
+CURLcode curl_easy_perform(CURL *curl) { return SFX_CURL(curl_easy_perform)(curl); }
 
 CURLcode curl_easy_setopt(CURL *curl, CURLoption option, ...)
 {

@@ -332,6 +332,8 @@ public final class Player: @unchecked Sendable {
         let (callback, success) = state.withLock { state -> ((@Sendable (Bool) -> Void)?, Bool) in
             guard state.generation == generation else { return (nil, false) }
             let failed: (any Error)? = download?.error ?? state.reader?.error
+            // Decoding stopped (past the duration cap, or corrupt): the rest is not wanted.
+            if failed != nil { download?.cancel() }
             state.generation += 1
             state.mode = .stopped
             state.interrupted = false
@@ -383,16 +385,19 @@ extension SoundEngine {
     /// `makePlayer(contentsOf:)`). Returns once the server has answered and `prebufferBytes` have
     /// arrived (or the whole of a shorter body) and the header is decoded; throws a
     /// `DownloadError` (DNS, TLS, HTTP status, truncated, stalled: one line each) or a
-    /// `MediaError`. `stallTimeout` is the longest wait for the next bytes.
+    /// `MediaError`. `stallTimeout` is the longest wait for the next bytes; `limits` caps the
+    /// body's bytes (`DownloadError.Reason.tooLarge`) and the sound's length as decoded (a
+    /// `MediaError` past `maximumDuration`): a body without end stops at the first.
     public func makePlayer(url: URL, group: SoundGroup = .music, stallTimeout: Double = 15,
-                           prebufferBytes: Int64 = 64 << 10) throws -> Player {
+                           prebufferBytes: Int64 = 64 << 10, limits: DownloadLimits = DownloadLimits()) throws -> Player {
         if url.isFileURL { return try makePlayer(contentsOf: url, group: group) }
-        let download = try HTTPDownload(url: url, stallTimeout: stallTimeout)
+        let download = try HTTPDownload(url: url, stallTimeout: stallTimeout, maximumBytes: limits.maximumBytes)
         try download.waitForData(prebufferBytes, timeout: stallTimeout)
         let format = library.configuration.format
         do {
             return try Player(url: url, engine: self, group: group, download: download) { start, loops in
-                try StreamReader(bytes: download.bytes(), name: url.absoluteString, format: format, startFrame: start, loops: loops)
+                try StreamReader(bytes: download.bytes(), name: url.absoluteString, format: format, startFrame: start, loops: loops,
+                                 maximumDuration: limits.maximumDuration)
             }
         } catch {
             if let failure = download.error { throw failure }

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import SFXMedia
+import Synchronization
 
 /// Sends a recording (any file) to an HTTP(S) server with the toolchain's URLSession
 /// (FoundationNetworking, over libcurl): a PUT of the file's bytes, or a multipart/form-data
@@ -32,8 +33,14 @@ public enum Upload {
         public var contentType: String
     }
 
+    /// How long an upload may go with nothing sent or received (the server's answer included)
+    /// unless told: `[http] timeout` in sfx.conf, `sfx upload --timeout`.
+    public static let defaultTimeout: Double = 30
+
     /// Uploads `file` to `destination`; `progress` is called with the bytes sent and the total.
-    public static func send(_ file: URL, to destination: URL, method: Method = .put,
+    /// With nothing sent or received for `timeout` seconds (a server that takes the body and
+    /// never answers), it fails with `UploadError.timedOut`.
+    public static func send(_ file: URL, to destination: URL, method: Method = .put, timeout: Double = defaultTimeout,
                             progress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws(UploadError) -> Response {
         guard let scheme = destination.scheme?.lowercased(), scheme == "http" || scheme == "https", destination.host != nil else {
             throw .invalidURL(destination.absoluteString)
@@ -49,12 +56,15 @@ public enum Upload {
             throw .file(MediaError(.failed(detail: "\(error)"), subject: file.path))
         }
         // The body is streamed from a file by URLSession, never held in memory: the checked file
-        // itself for a PUT; for multipart, the envelope and the file copied in chunks to a file
-        // in a new private directory (mkdtemp, 0700), removed when the upload ends.
-        var request = URLRequest(url: destination)
+        // itself for a PUT; for multipart, the envelope and the file copied in chunks to an
+        // unnamed file (O_TMPFILE) in a new private directory (mkdtemp, 0700), given a name
+        // there only once it is whole, and unlinked with its directory as soon as URLSession
+        // has opened it (`MultipartBody`): a SIGKILL leaves nothing behind but, in the
+        // moments between, an empty private directory's name.
+        var request = URLRequest(url: destination, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
         let bodyFile: URL
-        var scratch: URL?
-        defer { if let scratch { try? FileManager.default.removeItem(at: scratch) } }
+        var multipart: MultipartBody?
+        defer { multipart?.remove() }
         do {
             switch method {
             case .put:
@@ -65,11 +75,11 @@ public enum Upload {
                 let boundary = "sfx-" + UUID().uuidString
                 request.httpMethod = "POST"
                 request.setValue("multipart/form-data; boundary=\(boundary)", forHTTPHeaderField: "Content-Type")
-                let directory = try privateDirectory()
-                scratch = directory
-                bodyFile = directory.appending(path: "body")
                 let (head, tail) = envelope(field: field, fileName: file.lastPathComponent, contentType: contentType, boundary: boundary)
-                try source.copy(between: head, and: tail, to: bodyFile)
+                let body = try MultipartBody(directory: privateDirectory())
+                multipart = body
+                try source.copy(between: head, and: tail, to: body.descriptor, path: body.url)
+                bodyFile = try body.name()
             }
         } catch let error as MediaError {
             throw .file(error)
@@ -77,12 +87,14 @@ public enum Upload {
             throw .file(MediaError(.failed(detail: "\(error)"), subject: file.path))
         }
         let delegate = ProgressDelegate(progress)
-        let session = URLSession(configuration: .keepingNothing, delegate: delegate, delegateQueue: nil)
+        let configuration = URLSessionConfiguration.keepingNothing
+        configuration.timeoutIntervalForRequest = timeout
+        let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
         defer { session.finishTasksAndInvalidate() }
         let result: Result<(Data, HTTPURLResponse), UploadError> = await withCheckedContinuation { continuation in
             let task = session.uploadTask(with: request, fromFile: bodyFile) { data, response, error in
                 if let error {
-                    continuation.resume(returning: .failure(.transport(url: destination.absoluteString, detail: error.localizedDescription)))
+                    continuation.resume(returning: .failure(UploadError(destination, error, timeout: timeout)))
                 } else if let response = response as? HTTPURLResponse {
                     continuation.resume(returning: .success((data ?? Data(), response)))
                 } else {
@@ -90,6 +102,7 @@ public enum Upload {
                 }
             }
             task.resume()
+            multipart?.unlinkOnceOpened()
         }
         withExtendedLifetime(source) {}
         let (data, response) = try result.get()
@@ -157,12 +170,9 @@ private final class CheckedFile {
         return URL(filePath: real)
     }
 
-    /// Writes `head`, the file's bytes (1 MiB at a time) and `tail` to a new file at `target`
-    /// (O_EXCL, no symbolic link followed, 0600).
-    func copy(between head: Data, and tail: Data, to target: URL) throws {
-        let out = open(target.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard out >= 0 else { throw failure(target, "cannot be created") }
-        defer { close(out) }
+    /// Writes `head`, the file's bytes (1 MiB at a time) and `tail` to `out` (`target` names it
+    /// in errors).
+    func copy(between head: Data, and tail: Data, to out: Int32, path target: URL) throws {
         func write(_ bytes: UnsafeRawBufferPointer) throws {
             var done = 0
             while done < bytes.count {
@@ -193,14 +203,114 @@ private final class CheckedFile {
     }
 }
 
+/// The multipart body's file: made unnamed (O_TMPFILE) in its private directory, named `body`
+/// there once written (URLSession opens a body by path), and unlinked with the directory as
+/// soon as URLSession has it open.
+private final class MultipartBody: @unchecked Sendable {
+    let directory: URL
+    let descriptor: Int32
+    var url: URL { directory.appending(path: "body") }
+    private let identity: (dev_t, ino_t)
+    /// Named when it was made (no O_TMPFILE where TMPDIR is).
+    private var named = false
+    private let done = Atomic<Bool>(false)
+    private let removed = Mutex(false)
+
+    init(directory: URL) throws {
+        self.directory = directory
+        let oTmpFile: Int32 = 0o20_200_000   // O_TMPFILE (__O_TMPFILE | O_DIRECTORY)
+        var fd = open(directory.path, O_RDWR | O_CLOEXEC | oTmpFile, 0o600)
+        if fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL) {
+            // A file system without O_TMPFILE: named from the start, in the private directory.
+            fd = open(directory.appending(path: "body").path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            named = fd >= 0
+        }
+        guard fd >= 0 else {
+            let error = MediaError(.failed(detail: "cannot make the multipart body's file (\(String(cString: strerror(errno)))); set TMPDIR to a writable directory"), subject: directory.path)
+            rmdir(directory.path)
+            throw error
+        }
+        var info = stat()
+        fstat(fd, &info)
+        descriptor = fd
+        identity = (info.st_dev, info.st_ino)
+    }
+
+    deinit {
+        remove()
+        close(descriptor)
+    }
+
+    /// Gives the written file its name in the directory (linkat of the descriptor).
+    func name() throws -> URL {
+        if named { return url }
+        guard linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, url.path, AT_SYMLINK_FOLLOW) == 0 else {
+            throw MediaError(.failed(detail: "cannot name the multipart body (\(String(cString: strerror(errno)))); set TMPDIR to another directory"), subject: url.path)
+        }
+        return url
+    }
+
+    /// Watches this process's descriptors, from a thread of its own, for URLSession's own
+    /// descriptor of the file, and unlinks the name and the directory as soon as it is there.
+    func unlinkOnceOpened() {
+        let thread = Thread { [self] in
+            while !done.load(ordering: .relaxed) {
+                if openedElsewhere() { return remove() }
+                usleep(1_000)
+            }
+        }
+        thread.name = "sfx-upload-unlink"
+        thread.start()
+    }
+
+    /// Unlinks the file's name and removes the directory (once; also when the upload ends).
+    func remove() {
+        done.store(true, ordering: .relaxed)
+        removed.withLock { removed in
+            guard !removed else { return }
+            removed = true
+            unlink(url.path)
+            rmdir(directory.path)
+        }
+    }
+
+    /// Whether a descriptor other than ours is open on the file.
+    private func openedElsewhere() -> Bool {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return false }
+        for name in names {
+            guard let fd = Int32(name), fd != descriptor else { continue }
+            var info = stat()
+            if fstat(fd, &info) == 0, info.st_dev == identity.0, info.st_ino == identity.1 { return true }
+        }
+        return false
+    }
+}
+
 /// Why an upload failed, as one line.
 public enum UploadError: Error, CustomStringConvertible, Sendable, Equatable {
     case invalidURL(String)
     case file(MediaError)
-    /// The connection failed (no server, TLS, DNS…).
+    /// The connection failed (no server, TLS, DNS…); `detail` says what and what to do.
     case transport(url: String, detail: String)
+    /// Nothing was sent or received for `seconds` (a server that never answers).
+    case timedOut(url: String, seconds: Double)
     /// The server answered 4xx or 5xx; `body` is what it said.
     case rejected(url: String, status: Int, body: String)
+
+    /// The error of a failed URLSession upload to `url`.
+    init(_ url: URL, _ error: any Error, timeout: Double) {
+        let what: String
+        switch TransferFailure(error) {
+        case .timedOut: self = .timedOut(url: url.absoluteString, seconds: timeout); return
+        case .hostNotFound: what = "host \(url.host ?? "?") not found (DNS); check the address and the network"
+        case .refused: what = "the connection was refused; check the address and port, and that the server runs"
+        case .tls(let detail): what = "TLS failed (\(detail)); check the server's certificate and the system's clock"
+        case .dropped: what = "the connection dropped before the server answered; try again"
+        case .headerTooLarge: what = TransferFailure.headerTooLargeText
+        case .other(let detail): what = "\(detail); check the address and that the server is running"
+        }
+        self = .transport(url: url.absoluteString, detail: what)
+    }
 
     public var description: String {
         switch self {
@@ -209,7 +319,11 @@ public enum UploadError: Error, CustomStringConvertible, Sendable, Equatable {
         case .file(let error):
             return error.description
         case .transport(let url, let detail):
-            return "\(url): the upload failed: \(detail); check the address and that the server is running"
+            return "\(url): the upload failed: \(detail)"
+        case .timedOut(let url, let seconds):
+            let shown = seconds == seconds.rounded() ? "\(Int(seconds))" : "\(seconds)"
+            return "\(url): the upload failed: no answer from the server for \(shown) s (timed out); check that it is running, "
+                + "or wait longer with --timeout or [http] timeout in sfx.conf"
         case .rejected(let url, let status, let body):
             let said = body.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: " / ")
             return "\(url): the server answered \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))"

@@ -1,6 +1,8 @@
 import Foundation
+import Glibc
 import SFXHaptics
 import SFXMedia
+import SFXSystem
 
 /// The user's settings file, `$XDG_CONFIG_HOME/sfx/sfx.conf` (default `~/.config/sfx/sfx.conf`),
 /// read by the `sfx` command and the daemon; a library sets the same fields in code.
@@ -18,6 +20,11 @@ import SFXMedia
 /// gpio = gpiochip0:17:active-low      # gpio: chip, line, optional active-low
 /// led = vibrator                      # sysfs: the LED-class vibrator's name
 /// command = /usr/local/bin/buzz       # command: a program, run without a shell
+///
+/// [http]
+/// timeout = 30                        # seconds without a byte before a stream or upload gives up
+/// max-download = 512M                 # the most a streamed URL may download (K, M, G)
+/// max-duration = 4h                   # the longest a streamed URL may play (s, min, h)
 /// ```
 public struct UserSettings: Sendable {
     public var device: String?
@@ -27,6 +34,11 @@ public struct UserSettings: Sendable {
     public var gpio: GPIOLineConfiguration?
     public var led: String?
     public var command: [String]?
+    /// `[http] timeout`: seconds with nothing sent or received before a stream or an upload
+    /// fails (unset: 15 s for streams, 30 s for uploads).
+    public var httpTimeout: Double?
+    /// `[http] max-download` and `max-duration`: what streaming a URL may take.
+    public var downloadLimits = DownloadLimits()
 
     public init() {}
 
@@ -46,6 +58,7 @@ public struct UserSettings: Sendable {
         "output": ["device"],
         "alert": ["vibrate-with-alert"],
         "haptics": ["backend", "input-device", "gpio", "led", "command"],
+        "http": ["timeout", "max-download", "max-duration"],
     ]
     /// The keys an alert depends on (its vibration too).
     public static let alertKeys = ["vibrate-with-alert", "backend", "gpio"]
@@ -60,19 +73,58 @@ public struct UserSettings: Sendable {
     /// Reads the settings file; no file gives the defaults. A file that cannot be read throws;
     /// an invalid value does not (see `invalid` and `warnings`), so that a bad haptics line does
     /// not stop `sfx play`.
+    ///
+    /// The file is opened through its directories one by one from `$XDG_CONFIG_HOME` (or
+    /// `$HOME`) down, each checked on its descriptor (`OwnedDirectory`): a directory or file on
+    /// the way that belongs to another user is refused, as is a `sfx/` directory or `sfx.conf`
+    /// others can write, with one line naming it. So root running with another user's HOME
+    /// (`sudo -E`) never runs her `[haptics] command`; no rename between the check and the read
+    /// can swap in another file.
     public static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws(SettingsError) -> UserSettings {
         let url = url(environment: environment)
-        var st = stat()
-        guard stat(url.path, &st) == 0 || errno != ENOENT else { return UserSettings() }
+        let base: URL
+        let components: [String]
+        if let value = environment["XDG_CONFIG_HOME"], value.hasPrefix("/") {
+            (base, components) = (URL(filePath: value, directoryHint: .isDirectory), ["sfx"])
+        } else {
+            (base, components) = (URL(filePath: environment["HOME"] ?? NSHomeDirectory(), directoryHint: .isDirectory), [".config", "sfx"])
+        }
+        let fd: Int32
+        do {
+            guard let directory = try OwnedDirectory.open(base: base, components: components, create: false, privateCount: 1,
+                                                          role: components.count == 1 ? "XDG_CONFIG_HOME" : "HOME",
+                                                          modeFix: "make it yours alone (chmod 700)"),
+                  let opened = try directory.openOwnedFile("sfx.conf", what: "a settings file") else { return UserSettings() }
+            fd = opened
+        } catch {
+            throw SettingsError("\(error)")
+        }
+        defer { close(fd) }
         let ini: IniFile
         do {
-            ini = try IniFile(contentsOf: url)
-        } catch let error as MediaError {
-            throw SettingsError(error, path: url.path)
+            ini = IniFile(parsing: String(decoding: try readSettings(fd, path: url.path), as: UTF8.self))
+        } catch let error as SettingsError {
+            throw error
         } catch {
             throw SettingsError("cannot read \(url.path) (\(error)); fix or remove it")
         }
         return UserSettings(ini, path: url.path)
+    }
+
+    /// The bytes of the opened settings file, at most `IniFile.maximumFileBytes`.
+    private static func readSettings(_ fd: Int32, path: String) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw SettingsError("cannot read the settings file \(path) (\(String(cString: strerror(errno)))); check the disk") }
+            if n == 0 { return bytes }
+            bytes += chunk[0..<n]
+            if bytes.count > IniFile.maximumFileBytes {
+                throw SettingsError("\(path) is larger than \(IniFile.maximumFileBytes / 1_000_000) MB, too large for a settings file; give the right file")
+            }
+        }
     }
 
     /// The settings in `ini`, read from `path` (named in warnings).
@@ -124,6 +176,27 @@ public struct UserSettings: Sendable {
         }
         led = ini["haptics", "led"]
         command = ini["haptics", "command"].map(Self.commandWords)
+        if let value = ini["http", "timeout"] {
+            if let seconds = DownloadLimits.parseSeconds(value), seconds <= 86_400 {
+                httpTimeout = seconds
+            } else {
+                bad("http", "timeout", value, "seconds (up to a day), e.g. 30 or 2min")
+            }
+        }
+        if let value = ini["http", "max-download"] {
+            if let bytes = DownloadLimits.parseBytes(value) {
+                downloadLimits.maximumBytes = bytes
+            } else {
+                bad("http", "max-download", value, "a size in bytes, or with K, M or G, e.g. 512M")
+            }
+        }
+        if let value = ini["http", "max-duration"] {
+            if let seconds = DownloadLimits.parseSeconds(value) {
+                downloadLimits.maximumDuration = seconds
+            } else {
+                bad("http", "max-duration", value, "a duration in seconds, or with s, min or h, e.g. 4h")
+            }
+        }
     }
 
     /// A command as the settings file and `--command` write it: words split at spaces and tabs,

@@ -1,6 +1,7 @@
 import CSFXSystem
 import Foundation
 import Glibc
+import SFXSystem
 
 /// Where a virtual card lives: a directory that only its user can write.
 ///
@@ -23,41 +24,53 @@ public enum CardDirectory {
     /// a user finds the last recording in the same place and runs do not pile up directories.
     /// Only with neither, a fresh directory made by mkdtemp (0700): `$TMPDIR/sfx-card-XXXXXX`
     /// (`/tmp` when TMPDIR is unset). An existing directory that is not private is refused,
-    /// never used or changed.
+    /// never used or changed; so is every directory on the way (from `$HOME`,
+    /// `$XDG_STATE_HOME` or `$XDG_RUNTIME_DIR` down) that belongs to another user, as when
+    /// root runs with another user's HOME (see `openForUser`).
     public static func forUser(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URL {
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-            let base = URL(filePath: runtime, directoryHint: .isDirectory)
-            try verify(base, role: "XDG_RUNTIME_DIR",
-                       fix: "fix its owner and mode (chmod 700) or unset XDG_RUNTIME_DIR")
-            return try makeCardDirectory(in: base)
-        }
-        if let state = stateHome(environment) {
-            // The home directory is the user's; what sfx makes inside it is checked as it goes.
-            try prepare(state.appending(path: "sfx", directoryHint: .isDirectory))
-            return try makeCardDirectory(in: state)
-        }
-        return try makeTemporary(prefix: "sfx-card-", environment: environment)
+        try openForUser(environment: environment).url
     }
 
-    /// `<base>/sfx/card`, each level made 0700 and checked private.
-    private static func makeCardDirectory(in base: URL) throws -> URL {
-        let sfx = base.appending(path: "sfx", directoryHint: .isDirectory)
-        try make(sfx)
-        let card = sfx.appending(path: "card", directoryHint: .isDirectory)
-        try make(card)
-        return card
+    /// The card directory of `forUser`, opened component by component from its base down and
+    /// checked on each descriptor (`OwnedDirectory`), and held open: give the card its
+    /// `descriptorPath` (`VirtualCard(opened:…)`), and no rename of a directory above it, by
+    /// anyone, can change which directory the card's configuration is read from.
+    public static func openForUser(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> OwnedDirectory {
+        do {
+            if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"),
+               let opened = try OwnedDirectory.open(base: URL(filePath: runtime, directoryHint: .isDirectory), components: ["sfx", "card"],
+                                                    create: true, privateCount: 3, role: "XDG_RUNTIME_DIR",
+                                                    modeFix: "fix its owner and mode (chmod 700) or unset XDG_RUNTIME_DIR") {
+                return opened
+            }
+            if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/"),
+               let opened = try OwnedDirectory.open(base: URL(filePath: state, directoryHint: .isDirectory), components: ["sfx", "card"],
+                                                    create: true, createBase: true, privateCount: 2, role: "XDG_STATE_HOME",
+                                                    modeFix: modeFix) {
+                return opened
+            }
+            if let home = environment["HOME"], home.hasPrefix("/"), home != "/",
+               let opened = try OwnedDirectory.open(base: URL(filePath: home, directoryHint: .isDirectory),
+                                                    components: [".local", "state", "sfx", "card"],
+                                                    create: true, privateCount: 2, role: "HOME", modeFix: modeFix) {
+                return opened
+            }
+        } catch {
+            throw CardError("the card directory cannot be used: \(error)")
+        }
+        let url = try makeTemporary(prefix: "sfx-card-", environment: environment)
+        do {
+            guard let opened = try OwnedDirectory.open(base: url, components: [], create: false, privateCount: 1,
+                                                       modeFix: "set TMPDIR to a directory of your own") else {
+                throw CardError("the card directory \(url.path) vanished as it was made; set TMPDIR to a directory of your own")
+            }
+            return opened
+        } catch let error as OwnedDirectory.Refusal {
+            throw CardError("the card directory cannot be used: \(error)")
+        }
     }
 
-    /// `$XDG_STATE_HOME`, or `$HOME/.local/state`, when either is an absolute path.
-    private static func stateHome(_ environment: [String: String]) -> URL? {
-        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
-            return URL(filePath: state, directoryHint: .isDirectory)
-        }
-        if let home = environment["HOME"], home.hasPrefix("/"), home != "/" {
-            return URL(filePath: home, directoryHint: .isDirectory).appending(path: ".local/state", directoryHint: .isDirectory)
-        }
-        return nil
-    }
+    private static let modeFix = "give a directory of your own that only you can write (chmod 700), or remove it"
 
     /// Creates `url` (0700; missing parents with the default mode) unless it exists, then checks
     /// that it is private: throws, naming the directory and the fix, when it is not.

@@ -45,7 +45,13 @@ import SFXSystem
 /// private (see `CardDirectory`); each file is created 0600 and none is opened through a
 /// symbolic link.
 public struct VirtualCard: Sendable {
+    /// Where the card's files are reached (for a card made with `init(opened:…)`, the
+    /// descriptor's `/proc/self/fd/N/.`).
     public let directory: URL
+    /// The directory's name for people (`directory` unless the card was made from an opened one).
+    public let shownDirectory: URL
+    /// The directory the card was made in, held open (`init(opened:…)`).
+    private let opened: OwnedDirectory?
     public let pluginURL: URL
     public let captureSource: URL?
     public let loopCapture: Bool
@@ -74,6 +80,26 @@ public struct VirtualCard: Sendable {
                 onsetThreshold: Double = 0.001, onsetSilenceMilliseconds: Int = 10, record: Bool = true,
                 recordingFormat: RecordingFormat = .float32, pointer: PointerGranularity,
                 rewind: RewindBehavior = .honest, plugin: URL? = nil) throws {
+        try self.init(directory: directory, opened: nil, captureSource: captureSource, loopCapture: loopCapture,
+                      onsetThreshold: onsetThreshold, onsetSilenceMilliseconds: onsetSilenceMilliseconds, record: record,
+                      recordingFormat: recordingFormat, pointer: pointer, rewind: rewind, plugin: plugin)
+    }
+
+    /// A card in a directory opened and checked by descriptor (`CardDirectory.openForUser`):
+    /// the card, its configuration and ALSA reach the directory through
+    /// `opened.descriptorPath`, so no rename above it can redirect them; `shownDirectory` is
+    /// its name for people. The card keeps `opened` open.
+    public init(opened: OwnedDirectory, captureSource: URL? = nil, recordingFormat: RecordingFormat = .float32,
+                plugin: URL? = nil) throws {
+        try self.init(directory: URL(filePath: opened.descriptorPath, directoryHint: .isDirectory), opened: opened,
+                      captureSource: captureSource, loopCapture: false, onsetThreshold: 0.001, onsetSilenceMilliseconds: 10,
+                      record: true, recordingFormat: recordingFormat, pointer: .period, rewind: .honest, plugin: plugin)
+    }
+
+    private init(directory: URL?, opened: OwnedDirectory?, captureSource: URL?, loopCapture: Bool,
+                 onsetThreshold: Double, onsetSilenceMilliseconds: Int, record: Bool,
+                 recordingFormat: RecordingFormat, pointer: PointerGranularity,
+                 rewind: RewindBehavior, plugin: URL?) throws {
         if let captureSource, !FileManager.default.isReadableFile(atPath: captureSource.path) {
             throw CardError("capture source \(captureSource.path) cannot be read; give an existing sound file")
         }
@@ -96,6 +122,8 @@ public struct VirtualCard: Sendable {
             throw error
         }
         self.directory = directory
+        self.opened = opened
+        shownDirectory = opened?.url ?? directory
         self.pluginURL = pluginURL
         self.captureSource = captureSource
         self.loopCapture = loopCapture
@@ -175,6 +203,13 @@ public struct VirtualCard: Sendable {
     /// configuration. Call it before opening the card's devices.
     public func makeCurrent() {
         setenv("ALSA_CONFIG_PATH", configURL.path, 1)
+    }
+
+    /// `url`, a file in the card's directory, as people find it (in `shownDirectory`).
+    public func shownPath(of url: URL) -> String {
+        let prefix = directory.path.hasSuffix("/") ? directory.path : directory.path + "/"
+        guard url.path.hasPrefix(prefix) else { return url.path }
+        return shownDirectory.appending(path: String(url.path.dropFirst(prefix.count))).path
     }
 
     /// The events logged so far, in timestamp order.

@@ -37,7 +37,7 @@ struct EngineSession {
         card = fallback?.card
         if let fallback {
             configuration.output.device = fallback.card.pcmName
-            if !options.quiet { printError("\(fallback.reason): playing through sfx's virtual card (\(fallback.card.directory.path))") }
+            if !options.quiet { printError("\(fallback.reason): playing through sfx's virtual card (\(fallback.card.shownDirectory.path))") }
         }
         // The virtual card is a card, whatever "default" leads to on this machine.
         let kind = fallback == nil ? OutputKind(device: configuration.output.device) : .card
@@ -104,7 +104,7 @@ struct EngineSession {
             print("sfx: \(metrics.xruns) xruns (\(metrics.startupXruns) within 200 ms of opening the device)")
         }
         if played, !options.quiet, let card, let recording = card.recordingURLs().last {
-            print("the virtual card recorded what it played to \(recording.path)")
+            print("the virtual card recorded what it played to \(card.shownPath(of: recording))")
         }
     }
 }

@@ -62,7 +62,8 @@ enum PlayerPlayback {
         let ending: SoundID?
         do {
             switch source {
-            case .url(let url): player = try engine.makePlayer(url: url)
+            case .url(let url):
+                player = try engine.makePlayer(url: url, stallTimeout: settings.httpTimeout ?? 15, limits: settings.downloadLimits)
             case .file(let path): player = try engine.makePlayer(contentsOf: URL(filePath: path.description))
             }
             ending = try arguments.value(then).map { try SoundArgument($0).load(into: engine.library) }

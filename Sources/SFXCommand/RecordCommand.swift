@@ -142,7 +142,7 @@ enum CaptureChoice {
         if !quiet {
             let source = input.map { "which plays \(VirtualCardFallback.inputKey)=\($0.path) into its input" }
                 ?? "which records silence: set \(VirtualCardFallback.inputKey) to a sound file to record that instead"
-            printError("\(fallback.reason): recording from sfx's virtual card (\(fallback.card.directory.path)), \(source)")
+            printError("\(fallback.reason): recording from sfx's virtual card (\(fallback.card.shownDirectory.path)), \(source)")
         }
         return fallback.card.pcmName
     }

@@ -2,6 +2,8 @@ import Foundation
 import Glibc
 import SFXDevice
 import SFXCardSupport
+import SFXSystem
+import Synchronization
 
 /// On a machine with no sound card, `sfx play` plays through sfx's virtual card so that the
 /// first command of the README works anywhere; the card's directory holds what it "played".
@@ -12,6 +14,8 @@ enum VirtualCardFallback {
     static let environmentKey = "SFX_VIRTUAL_CARD"
     /// The sound file the card's capture side plays (once, then silence).
     static let inputKey = "SFX_VIRTUAL_INPUT"
+    /// The card directories engaged, open until the process ends.
+    private static let held = Mutex<[OwnedDirectory]>([])
 
     /// Why the card is used ("no sound card here", or the variable), or nil when a device was
     /// given, ALSA is already pointed elsewhere (ALSA_CONFIG_PATH set), there is a sound card,
@@ -34,14 +38,19 @@ enum VirtualCardFallback {
         let card: VirtualCard
         do {
             let plugin = try VirtualCard.locatePlugin()   // first: a failure leaves no directory behind
-            let directory = try CardDirectory.forUser()
+            // Opened and checked from the base directory down by descriptor, and reached through
+            // it, by sfx and by ALSA: no rename above it can swap in another configuration.
+            let opened = try CardDirectory.openForUser()
             // Each run's recording starts afresh (unlink removes a link itself, never its target).
-            for old in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            for old in (try? FileManager.default.contentsOfDirectory(atPath: opened.descriptorPath)) ?? []
             where old.hasPrefix("playback") || old == "events.log" {
-                unlink(directory.appending(path: old).path)
+                unlinkat(opened.descriptor, old, 0)
             }
             // Its recording is for people to open: 32-bit PCM, which sox reads without a warning.
-            card = try VirtualCard(directory: directory, captureSource: captureSource, recordingFormat: .pcm32, plugin: plugin)
+            card = try VirtualCard(opened: opened, captureSource: captureSource, recordingFormat: .pcm32, plugin: plugin)
+            // ALSA_CONFIG_PATH names the descriptor for the rest of the process (`makeCurrent`),
+            // whoever keeps the card: the directory stays open as long.
+            held.withLock { $0.append(opened) }
         } catch {
             throw Failure("\(reason), and sfx's virtual card is not available (\(error)); pick a device with --device (`sfx devices` lists them)")
         }

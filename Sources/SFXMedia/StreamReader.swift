@@ -54,11 +54,17 @@ public final class StreamReader: @unchecked Sendable {
     }
 
     /// A reader over bytes that FFmpeg demuxes (a download in progress); `name` names it in errors.
+    /// Decoding stops with an error past `maximumDuration` seconds of the source (a stream
+    /// without end; `DownloadLimits`).
     public convenience init(bytes: any ByteSource, name: String, format: AudioFormat, startFrame: Int64 = 0, loops: Int = 0,
-                            ringFrames: Int = 131_072) throws {
+                            ringFrames: Int = 131_072, maximumDuration: Double? = nil) throws {
         try self.init(source: FFmpegSource(bytes: bytes, name: name), format: format, startFrame: startFrame, loops: loops,
                       ringFrames: ringFrames)
+        maximumDuration.map { self.maximumDuration = $0 }
     }
+
+    /// The longest the source may play, in seconds from its start (nil: no cap); set before `start()`.
+    public private(set) var maximumDuration: Double?
 
     init(source: any AudioSource, format: AudioFormat, startFrame: Int64, loops: Int, ringFrames: Int) throws {
         self.source = source
@@ -151,6 +157,10 @@ public final class StreamReader: @unchecked Sendable {
                     throw MediaError(.corrupt(detail: "NaN or infinite samples"), subject: source.path)
                 }
                 framesRead += got
+                if let maximumDuration, Double(framesRead) + Double(startFrame) > maximumDuration * Double(sourceRate) {
+                    throw MediaError(.failed(detail: "played \(DownloadLimits.text(seconds: maximumDuration)), the longest a stream may "
+                                             + "play; raise [http] max-duration in sfx.conf to play it longer"), subject: source.path)
+                }
                 block.withUnsafeBufferPointer { b in
                     mixed.withUnsafeMutableBufferPointer { matrix.apply(b.baseAddress!, frames: got, into: $0.baseAddress!) }
                 }

@@ -51,7 +51,7 @@ final class CardDirectoryTests: XCTestCase {
         XCTAssertEqual(chown(card.path, Self.nobody, Self.nobody), 0)
         XCTAssertThrowsError(try CardDirectory.forUser(environment: ["XDG_RUNTIME_DIR": scratch.appending(path: "run").path])) { error in
             let line = "\(error)"
-            XCTAssertTrue(line.contains(card.path) && line.contains("uid 65534") && line.contains("chmod 700"), line)
+            XCTAssertTrue(line.contains(card.path) && line.contains("uid 65534") && line.contains("sudo -H"), line)
             XCTAssertFalse(line.contains("\n"), line)
         }
     }
@@ -171,5 +171,80 @@ final class CardDirectoryTests: XCTestCase {
         let executable = try XCTUnwrap(VirtualCard.currentExecutable())
         let plugin = try VirtualCard.locatePlugin(environment: [:])
         XCTAssertEqual(plugin.path, URL(filePath: executable).deletingLastPathComponent().appending(path: "libsfxcard.so").path)
+    }
+}
+
+/// The card directory is checked from the base directory down, on descriptors, and reached
+/// through the checked descriptor afterwards, so root with another user's HOME neither uses her
+/// directories nor can be redirected by a rename after the check.
+final class CardDirectoryDescriptorTests: CardTestCase {
+    static let nobody: uid_t = 65_534
+    var scratch: URL!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        scratch = FileManager.default.temporaryDirectory.appending(path: "sfxcard-walk-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        if let scratch { try? FileManager.default.removeItem(at: scratch) }
+        try super.tearDownWithError()
+    }
+
+    func testEveryDirectoryFromTheHomeDownMustBeTheUsers() throws {
+        try XCTSkipUnless(geteuid() == 0, "stages another user's directories with chown")
+        let home = scratch.appending(path: "home")
+        try FileManager.default.createDirectory(at: home.appending(path: ".local/state"), withIntermediateDirectories: true)
+        // Her home: refused at the top, and nothing is made in it.
+        XCTAssertEqual(chown(home.path, Self.nobody, Self.nobody), 0)
+        XCTAssertThrowsError(try CardDirectory.forUser(environment: ["HOME": home.path])) { error in
+            let line = "\(error)"
+            XCTAssertTrue(line.contains("HOME \(home.path) belongs to uid 65534, not to you (uid 0)") && line.contains("sudo -H"), line)
+            XCTAssertFalse(line.contains("\n"), line)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: home.appending(path: ".local/state/sfx").path))
+        // A directory of hers on the way (.local), below a home of root's: refused by name.
+        XCTAssertEqual(chown(home.path, 0, 0), 0)
+        XCTAssertEqual(chown(home.appending(path: ".local").path, Self.nobody, Self.nobody), 0)
+        XCTAssertThrowsError(try CardDirectory.forUser(environment: ["HOME": home.path])) { error in
+            XCTAssertTrue("\(error)".contains("\(home.appending(path: ".local").path) belongs to uid 65534"), "\(error)")
+        }
+        // A symbolic link on the way is not followed.
+        XCTAssertEqual(chown(home.appending(path: ".local").path, 0, 0), 0)
+        try FileManager.default.removeItem(at: home.appending(path: ".local/state"))
+        XCTAssertEqual(symlink(scratch.path, home.appending(path: ".local/state").path), 0)
+        XCTAssertThrowsError(try CardDirectory.forUser(environment: ["HOME": home.path])) { error in
+            XCTAssertTrue("\(error)".contains("\(home.appending(path: ".local/state").path) is a symbolic link"), "\(error)")
+        }
+    }
+
+    func testARenameAfterTheCheckCannotRedirectWhatALSAReads() throws {
+        let home = scratch.appending(path: "home")
+        XCTAssertEqual(mkdir(home.path, 0o755), 0)
+        let opened = try CardDirectory.openForUser(environment: ["HOME": home.path])
+        XCTAssertEqual(opened.url.standardizedFileURL.path, home.appending(path: ".local/state/sfx/card").standardizedFileURL.path)
+        let checked = try VirtualCard(opened: opened)
+        XCTAssertEqual(checked.shownDirectory, opened.url)
+        XCTAssertEqual(checked.shownPath(of: checked.recordingURL), opened.url.appending(path: "playback.wav").path)
+        let real = try Data(contentsOf: checked.configURL)
+
+        // The state directory is swapped for another with a configuration naming a library of
+        // someone else's, as a racing user would once the check was made.
+        let state = home.appending(path: ".local/state")
+        XCTAssertEqual(rename(state.path, home.appending(path: ".local/state-checked").path), 0)
+        let planted = state.appending(path: "sfx/card")
+        try FileManager.default.createDirectory(at: planted, withIntermediateDirectories: true)
+        try Data("pcm.sfxcard_hw { type sfxcard_planted }\npcm_type.sfxcard_planted { lib \"/their/library.so\" }\n".utf8)
+            .write(to: planted.appending(path: "asound.conf"))
+
+        XCTAssertEqual(try Data(contentsOf: checked.configURL), real, "the configuration read is the checked one")
+        checked.makeCurrent()
+        defer { card.makeCurrent() }
+        let pcm = try PCM(checked.hardwarePCMName)
+        withExtendedLifetime(pcm) {}
+        XCTAssertTrue(FileManager.default.fileExists(atPath: home.appending(path: ".local/state-checked/sfx/card/events.log").path),
+                      "the card's log is in the checked directory")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: planted.appending(path: "events.log").path))
     }
 }

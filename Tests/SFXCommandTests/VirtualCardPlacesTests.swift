@@ -103,7 +103,7 @@ final class VirtualCardPlacesTests: CommandTestCase {
         let played = try run(["play", "tock"], environment: ["XDG_RUNTIME_DIR": runtime.path])
         XCTAssertEqual(played.status, 1)
         XCTAssertEqual(played.stderr.split(separator: "\n").count, 1, played.stderr)
-        XCTAssertTrue(played.stderr.contains(card.path) && played.stderr.contains("chmod 700"), played.stderr)
+        XCTAssertTrue(played.stderr.contains(card.path) && played.stderr.contains("belongs to uid 65534") && played.stderr.contains("sudo -H"), played.stderr)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: card.path), [])
     }
 

@@ -164,6 +164,74 @@ final class UploadTests: XCTestCase {
         XCTAssertEqual(left, [])
     }
 
+    /// A server that takes the body and never answers: the upload gives up after its timeout
+    /// and says so in one line, from the API, from `--timeout` and from `[http] timeout`.
+    func testAServerThatNeverAnswersTimesOutSayingSo() async throws {
+        let file = try wav(bytes: 100_000, name: "wait.wav")
+        let url = "http://127.0.0.1:\(port)/silent/wait.wav"
+        do {
+            _ = try await Upload.send(file, to: URL(string: url)!, timeout: 1)
+            XCTFail("no answer was taken for success")
+        } catch {
+            XCTAssertEqual(error, .timedOut(url: url, seconds: 1))
+            XCTAssertEqual(error.description, "\(url): the upload failed: no answer from the server for 1 s (timed out); check that it "
+                           + "is running, or wait longer with --timeout or [http] timeout in sfx.conf")
+        }
+        let flag = try Sfx(card).run(["upload", file.path, url, "--timeout", "1", "--form", "audio"])
+        XCTAssertEqual(flag.status, 1)
+        XCTAssertEqual(flag.stderr, "sfx: \(url): the upload failed: no answer from the server for 1 s (timed out); check that it "
+                       + "is running, or wait longer with --timeout or [http] timeout in sfx.conf\n")
+        let config = card.directory.appending(path: "config/sfx")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try Data("[http]\ntimeout = 1\n".utf8).write(to: config.appending(path: "sfx.conf"))
+        let setting = try Sfx(card).run(["upload", file.path, url])
+        XCTAssertEqual(setting.status, 1)
+        XCTAssertTrue(setting.stderr.contains("no answer from the server for 1 s (timed out)"), setting.stderr)
+        XCTAssertFalse(setting.stderr.contains("NSURLErrorDomain"), setting.stderr)
+        let bad = try Sfx(card).run(["upload", file.path, url, "--timeout", "soon"])
+        XCTAssertEqual(bad.status, 64)
+        XCTAssertTrue(bad.stderr.contains("--timeout soon is not a number of seconds"), bad.stderr)
+    }
+
+    /// A header line of 10 MB in the answer is told as what it is, not as libcurl's "Out of memory".
+    func testAHeaderLineOver100KBIsToldAsSuch() async throws {
+        let file = try wav(bytes: 10_000, name: "head.wav")
+        let url = "http://127.0.0.1:\(port)/headers/head.wav"
+        do {
+            _ = try await Upload.send(file, to: URL(string: url)!)
+            XCTFail("the answer was taken")
+        } catch {
+            XCTAssertTrue(error.description.hasPrefix("\(url): the upload failed: the server sent a response header line longer than "
+                                                      + "libcurl takes (100 KB"), error.description)
+            XCTAssertFalse(error.description.contains("\n"))
+        }
+    }
+
+    /// The multipart body's copy is unlinked, with its directory, as soon as URLSession has it
+    /// open: while the upload runs nothing of it is in TMPDIR, and a SIGKILL leaves nothing.
+    func testAKilledMultipartUploadLeavesNoCopy() throws {
+        let file = try wav(bytes: 20_000_000, name: "killed.wav")
+        let temporary = card.directory.appending(path: "tmp")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: false)
+        let started = card.directory.appending(path: "received/started")
+        let running = try Sfx(card).start(["TMPDIR=\(temporary.path)", Sfx.program.path, "upload", file.path,
+                                           "http://127.0.0.1:\(port)/slow/killed.wav", "--form", "audio"],
+                                          via: URL(filePath: "/usr/bin/env"))
+        var waited = 0
+        while !FileManager.default.fileExists(atPath: started.path) && waited < 1_000 {
+            usleep(10_000)
+            waited += 1
+        }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: started.path), "the upload did not start")
+        usleep(500_000)
+        XCTAssertTrue(running.process.isRunning, "still uploading (64 KiB per 50 ms)")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: temporary.path), [], "nothing named while it is sent")
+        kill(running.process.processIdentifier, SIGKILL)
+        let run = running.finish()
+        XCTAssertEqual(run.reason, .uncaughtSignal)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: temporary.path), [], "a SIGKILL left the copy behind")
+    }
+
     /// Runs argv[1:] and prints the child's peak resident memory (ru_maxrss: its VmHWM at exit)
     /// on standard error as "peak kB N", exiting with the child's status.
     static let peakMemory = """

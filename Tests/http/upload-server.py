@@ -7,6 +7,13 @@ Binds 127.0.0.1 on an ephemeral port and prints that port on its first line of s
 Each PUT or POST is stored in DIRECTORY as request-N.json (method, path, headers) and
 request-N.body (the body's bytes, chunked transfer decoded). The answer is 201 "stored", or,
 for a path /status/NNN, that status with a two-line body, so tests see how failures are told.
+Other paths misbehave:
+
+  /silent/...    the body is read, and no answer ever comes (the connection stays open)
+  /slow/...      the body is read 64 KiB every 50 ms; "started" is written in DIRECTORY once
+                 its first bytes are in
+  /headers/...   the answer has a 10 MB header line
+
 It ends when standard input closes (the test process ended) or on SIGTERM.
 """
 import http.server
@@ -14,6 +21,7 @@ import json
 import os
 import sys
 import threading
+import time
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -35,8 +43,30 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.rfile.readline()
         return self.rfile.read(int(self.headers.get("Content-Length", "0")))
 
+    def slow_body(self):
+        length = int(self.headers.get("Content-Length", "0"))
+        data = b""
+        while len(data) < length:
+            piece = self.rfile.read(min(65536, length - len(data)))
+            if not piece:
+                break
+            if not data:
+                open(os.path.join(sys.argv[1], "started"), "w").close()
+            data += piece
+            time.sleep(0.05)
+        return data
+
     def store(self):
-        data = self.body()
+        data = self.slow_body() if self.path.startswith("/slow/") else self.body()
+        if self.path.startswith("/silent/"):
+            time.sleep(3600)
+            return
+        if self.path.startswith("/headers/"):
+            self.send_response(201)
+            self.send_header("X-Padding", "a" * 10_000_000)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         with Handler.lock:
             Handler.counter += 1
             n = Handler.counter
