@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SFX
+import SFXMedia
 
 /// `sfx`: play, inspect and render sounds from the shell.
 
@@ -63,6 +64,32 @@ func editDistance(_ a: String, _ b: String) -> Int {
     return d[a.count][b.count]
 }
 
+/// The line for a failure, in the command line's words: where the library advises a Swift
+/// caller (raise `CueLimits`, use a `Player`), say what to type instead.
+func commandLineMessage(_ error: any Error) -> String {
+    var media = error as? MediaError
+    if case .media(let wrapped)? = error as? SoundError { media = wrapped }
+    guard let media else { return String(describing: error) }
+    let subject = media.subject
+    let instead: String
+    if subject.hasPrefix("/proc/self/fd/") {
+        instead = "save it to a file and `sfx play` that alone, which streams it"
+    } else if RawInput.extensions.contains(URL(filePath: subject).pathExtension.lowercased()) {
+        instead = "raw PCM is played whole: convert it to a sound file (sox can) and `sfx play` that alone, which streams it"
+    } else {
+        instead = "`sfx play \(subject)` alone streams it"
+    }
+    switch media.reason {
+    case .tooLong(let seconds, let limit):
+        let (length, most) = MediaError.distinct(seconds, limit)
+        return "\(subject): is \(length) s long, over the \(most) s a sound held in memory may last; \(instead)"
+    case .tooLarge:
+        return media.description.replacingOccurrences(of: "shorten it, or raise CueLimits.maximumBytes", with: "shorten it, or \(instead)")
+    default:
+        return media.description
+    }
+}
+
 func printError(_ message: String) {
     FileHandle.standardError.write(Data("sfx: \(message)\n".utf8))
 }
@@ -105,7 +132,7 @@ func runMain(_ argv: [String]) -> Int32 {
         if let spec = error.command { FileHandle.standardError.write(Data("usage: \(spec.usageLine)\n  see 'sfx \(spec.name) --help'\n".utf8)) }
         return 64
     } catch {
-        printError(StandardInputAudio.named(String(describing: error)))
+        printError(StandardInputAudio.named(commandLineMessage(error)))
         return 1
     }
 }

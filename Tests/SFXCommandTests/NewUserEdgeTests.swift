@@ -54,6 +54,26 @@ final class NewUserEdgeTests: CommandTestCase {
         XCTAssertTrue(played.stderr.contains("SFX_VIRTUAL_CARD=1: playing through sfx's virtual card"), played.stderr)
     }
 
+    /// A sound over the 30 s a cue may last, where the command cannot stream it, says what to
+    /// type: the library's advice to Swift callers (CueLimits, a Player) is not for the shell.
+    func testASoundTooLongToHoldSaysWhatToTypeInstead() throws {
+        let long = scratch.appending(path: "long.wav")
+        try AudioFileWriter.write([Float](repeating: 0.1, count: 8_000 * 31), sampleRate: 8_000, channels: 1, to: long, as: .wavPCM16)
+        try Data(count: 2 * 8_000 * 31).write(to: scratch.appending(path: "long.raw"))
+        let bytes = try Data(contentsOf: long)
+        for (arguments, input, instead) in [(["alert", "long.wav"], nil, "`sfx play long.wav` alone streams it"),
+                                            (["play", "tock", "long.wav"], nil, "`sfx play long.wav` alone streams it"),
+                                            (["render", "long.wav", "-o", "out.wav"], nil, "`sfx play long.wav` alone streams it"),
+                                            (["play", "-"], bytes, "save it to a file and `sfx play` that alone"),
+                                            (["play", "long.raw", "--format", "S16_LE", "--rate", "8000"], nil, "raw PCM is played whole")] as [([String], Data?, String)] {
+            let run = try sfx(arguments + ["-q"], input: input)
+            XCTAssertEqual(run.status, 1, "\(arguments)")
+            XCTAssertTrue(run.stderr.contains(": is 31.0 s long, over the 30 s a sound held in memory may last; \(instead)"), "\(arguments): \(run.stderr)")
+            XCTAssertFalse(run.stderr.contains("CueLimits") || run.stderr.contains("Player"), "\(arguments): \(run.stderr)")
+            XCTAssertEqual(run.stderr.split(separator: "\n").count, 1, "\(arguments): \(run.stderr)")
+        }
+    }
+
     func testAMistypedSubcommandSuggestsTheNearest() throws {
         for (typed, meant) in [("plya", "play"), ("recrod", "record"), ("lsit", "list"), ("alret", "alert")] {
             let run = try sfx(typed)
