@@ -55,19 +55,21 @@ final class CompletionTests: CommandTestCase {
         XCTAssertEqual(script.status, 0, script.stderr)
         try script.data.write(to: functions.appending(path: "_sfx"))
         let out = scratch.appending(path: "matches").path
-        try? FileManager.default.removeItem(atPath: out)
+        for file in [out, out + ".ready", out + ".done"] { try? FileManager.default.removeItem(atPath: file) }
         // compadd is wrapped to record what each call would add (-O), then adds it as usual.
         let driver = """
         zmodload zsh/zpty || exit 3
         zpty z zsh -f -i
-        zpty -w z "fpath=(\(functions.path) \\$fpath); autoload -Uz compinit; compinit -u -D"
+        zpty -w z "LISTMAX=100000; fpath=(\(functions.path) \\$fpath); autoload -Uz compinit; compinit -u -D"
         zpty -w z 'compadd() { local -a __hits; builtin compadd -O __hits "$@"; print -rl -- $__hits >> \(out); builtin compadd "$@"; }'
         zpty -w z 'print ready > \(out).ready'
         for i in {1..200}; do [[ -e \(out).ready ]] && break; sleep 0.05; done
         [[ -e \(out).ready ]] || { print "zsh did not start"; exit 4; }
         zpty -w -n z $1$'\\t'
-        for i in {1..200}; do [[ -s \(out) ]] && break; sleep 0.05; done
-        sleep 0.3
+        # Keys are read in order: the line is cleared and the marker written once the completion is done.
+        zpty -w z $'\\C-u'"print done > \(out).done"
+        for i in {1..400}; do [[ -e \(out).done ]] && break; sleep 0.05; done
+        [[ -e \(out).done ]] || { print "the completion did not finish"; exit 5; }
         zpty -d z
         """
         try Data(driver.utf8).write(to: scratch.appending(path: "drive.zsh"))
