@@ -33,6 +33,9 @@ enum PlayCommand: Subcommand {
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let raw = try RawInput.layout(arguments)
         if raw == nil, let streamed = try PlayerPlayback.streamed(arguments) { return try PlayerPlayback.run(streamed, arguments) }
+        if raw != nil, arguments.positionals.contains(where: { $0.hasPrefix("http://") || $0.hasPrefix("https://") }) {
+            throw UsageError(message: "--format reads raw PCM from - and files; a URL is played with the header it carries, without --format", command: spec)
+        }
         if raw != nil, arguments.value(PlayerPlayback.start.spec) != nil {
             throw UsageError(message: "--start streams a sound file with a header; raw PCM (--format) is played whole, from its start", command: spec)
         }

@@ -109,7 +109,8 @@ final class PipedInputTests: CommandTestCase {
         for (arguments, words) in [(["--format", "S17_LE"], "--format: unknown raw sample format 'S17_LE'"),
                                    (["--format", "S24_LE"], "S24_3LE"),
                                    (["--channels", "2"], "--channels says how raw PCM is laid out: give --format"),
-                                   (["--format", "S16_LE", "--start", "1"], "--start streams a sound file with a header")] {
+                                   (["--format", "S16_LE", "--start", "1"], "--start streams a sound file with a header"),
+                                   (["https://127.0.0.1:9/a.wav", "--format", "S16_LE"], "a URL is played with the header it carries")] {
             let bad = try sfx(["play", "take.raw"] + arguments)
             XCTAssertEqual(bad.status, 64, "\(arguments): \(bad.stderr)")
             XCTAssertTrue(bad.stderr.contains(words), "\(arguments): \(bad.stderr)")
