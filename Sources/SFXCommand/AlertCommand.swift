@@ -37,8 +37,9 @@ enum AlertCommand: Subcommand {
         try HapticOptions.checkCommand(settings)
         let volume = try Volume.factor(arguments) ?? 1
         try SoundArgument.checkFilesExist(sounds)
-        let session = try EngineSession(options, settings: settings, deferStart: true, preload: sounds.compactMap(\.systemName))
+        let session = try EngineSession(options, settings: settings, deferStart: true, preload: sounds.compactMap(\.systemName), deferNotice: true)
         let sound = try sounds[0].load(into: session.engine.library)
+        session.announce()
         let interruption = VibrationInterruption { try? session.engine.stopAll(fade: .milliseconds(30)) }
         let result = session.engine.alert(sound, volume: volume)
         if result.vibrated { session.engine.waitForVibration() }

@@ -11,6 +11,9 @@ struct EngineSession {
     let engine: SoundEngine
     let card: VirtualCard?
     let options: OutputOptions
+    /// What the virtual card notice says ("no sound card here: playing through sfx's virtual
+    /// card (…)"), when it was held back (`deferNotice`) for `announce` to print.
+    let notice: String?
 
     /// `idleTimeout`: close the device after this much silence (the daemon; nil keeps it open).
     /// With `deferStart`, the stream starts once the sounds are queued (`finish`, or the engine's
@@ -19,8 +22,10 @@ struct EngineSession {
     /// `plays`: with `deferStart`, how many sounds the command queues before the stream starts
     /// (its command queue is sized for them).
     /// `preload`: system sounds the command plays at once, decoded while the device opens.
+    /// `deferNotice`: the virtual card's notice waits for `announce`, which a command calls once
+    /// its sounds are loaded, so that an error (no such sound) is the only line printed.
     init(_ options: OutputOptions, settings: UserSettings, idleTimeout: Duration? = nil, deferStart: Bool = false,
-         plays: Int = 1, preload: [String] = [], rewind: Bool = true) throws {
+         plays: Int = 1, preload: [String] = [], rewind: Bool = true, deferNotice: Bool = false) throws {
         self.options = options
         var configuration = SoundEngine.Configuration()
         settings.apply(to: &configuration)
@@ -37,8 +42,10 @@ struct EngineSession {
         card = fallback?.card
         if let fallback {
             configuration.output.device = fallback.card.pcmName
-            if !options.quiet { printError("\(fallback.reason): playing through sfx's virtual card (\(fallback.card.shownDirectory.path))") }
         }
+        let notice = fallback.flatMap { options.quiet ? nil : "\($0.reason): playing through sfx's virtual card (\($0.card.shownDirectory.path))" }
+        if let notice, !deferNotice { printError(notice) }
+        self.notice = deferNotice ? notice : nil
         // The virtual card is a card, whatever "default" leads to on this machine.
         let kind = fallback == nil ? OutputKind(device: configuration.output.device) : .card
         if let rate = options.sampleRate { configuration.output.sampleRate = rate }
@@ -91,6 +98,11 @@ struct EngineSession {
             + "= buffer \(p.bufferFrames) frames, latency ≤ \(latency), \(priority), \(metrics.rewind)"
             + (metrics.pointerGranularity > 0 ? ", pointer granularity \(metrics.pointerGranularity) frames" : "")
             + (metrics.delayFollowsDAC ? ", delay to the frame" : "")
+    }
+
+    /// Prints the notice held back by `deferNotice`, once the command's sounds are loaded.
+    func announce() {
+        if let notice { printError(notice) }
     }
 
     /// Waits for every sound to end, closes the engine, and says where the virtual card's

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import SFX
 import SFXDaemon
+import SFXMedia
 
 enum LoadCommand: Subcommand {
     static let spec = CommandSpec(
@@ -30,20 +31,52 @@ enum LoadCommand: Subcommand {
         }
         let quiet = arguments.flag(OutputOptions.quiet)
         try SoundArgument.checkFilesExist([sound])
+        try checkLength(sound, text: text)
         if let client = try DaemonRoute.client(arguments) {
             var (fields, file) = try DaemonRoute.sound(sound)
             defer { if let file { close(file) } }
             fields["name"] = chosen
             fields["file"] = "1"
             if let reply = try DaemonRoute.send(client, .load, fields, file: file, forced: arguments.flag(DaemonRoute.daemon)) {
-                if !quiet { print("loaded \(chosen) (sound \(reply.fields["id"] ?? "?")); play it with: sfx play \(chosen)") }
+                let replaced = reply.fields["replaced"] == "1" ? ", replacing the sound loaded as \(chosen) before" : ""
+                if !quiet { print("loaded \(chosen) (sound \(reply.fields["id"] ?? "?"))\(replaced); play it with: sfx play \(chosen)") }
                 return 0
             }
         }
         // No daemon: decode it to check it; nothing keeps it afterwards.
         let library = try SoundLibrary()
-        _ = try sound.load(into: library)
+        do {
+            _ = try sound.load(into: library)
+        } catch SoundError.media(let error) {
+            if case .tooLong(let seconds, let limit) = error.reason { throw tooLong(text, seconds: seconds, limit: limit) }
+            throw error
+        }
         if !quiet { print("sfx: no daemon answers; \(text) decodes fine, but nothing keeps it: start `sfx serve` to load sounds by name") }
         return 0
+    }
+
+    /// Fails before anything is sent when the header says the sound is longer than a loaded
+    /// sound may be (they are held whole in memory), saying what plays it instead.
+    static func checkLength(_ sound: SoundArgument, text: String) throws {
+        let file: RawFilePath
+        switch sound {
+        case .file(let path): file = path
+        case .standardInput: file = try StandardInputAudio.shared.path()
+        case .system: return
+        }
+        let limit = CueLimits.standard.maximumDuration
+        // A file that cannot be examined is left to the load, which says why.
+        guard let info = try? AudioFileInfo(file: file), let seconds = info.duration, seconds > limit else { return }
+        throw tooLong(text, seconds: seconds, limit: limit)
+    }
+
+    /// "long.wav: is 30.02 s long, over the 30 s a loaded sound may last; …", with what to do
+    /// from the shell.
+    static func tooLong(_ text: String, seconds: Double, limit: Double) -> Failure {
+        let (length, most) = MediaError.distinct(seconds, limit)
+        let instead = text == "-" ? "save it to a file and play that with `sfx play FILE`, which streams it"
+                                  : "play it with `sfx play \(text)`, which streams it"
+        return Failure("\(text == "-" ? "standard input (-)" : text): is \(length) s long, over the \(most) s a loaded sound may last "
+                       + "(loaded sounds are held whole in memory); \(instead)")
     }
 }

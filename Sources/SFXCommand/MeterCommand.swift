@@ -20,18 +20,23 @@ enum MeterCommand: Subcommand {
     static let seconds = NumberOption(spec: .option("seconds", value: "SECONDS", help: "Stop after this long (default: until Enter or Ctrl-C)."), range: 0.1...86_400)
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
-        let device = try CaptureChoice.device(given: arguments.value(RecordCommand.device), settings: CommandSettings.load(quiet: true), quiet: false)
+        // Read first: a value out of range is a usage error, not a device failure.
+        let rate = try RecordCommand.rate.read(arguments) ?? 48_000
+        let channels = try RecordCommand.channels.read(arguments) ?? 2
+        let limit = try seconds.read(arguments)
+        let (device, notice) = try CaptureChoice.device(given: arguments.value(RecordCommand.device), settings: CommandSettings.load(quiet: true), quiet: false)
         let monitor: LevelMonitor
         do {
-            monitor = try LevelMonitor(device: device, sampleRate: try RecordCommand.rate.read(arguments) ?? 48_000,
-                                       channels: try RecordCommand.channels.read(arguments) ?? 2)
+            monitor = try LevelMonitor(device: device, sampleRate: rate, channels: channels)
+        } catch RecorderError.setting(let error) {
+            throw SettingFlags.usageError(error, arguments)
         } catch {
             throw Failure("\(error)")
         }
+        if let notice { printError(notice) }
         let stop = StopRequest()
         stop.onEnterOrInterrupt()
         let display = LevelDisplay(channels: monitor.parameters.channels)
-        let limit = try seconds.read(arguments)
         let start = ContinuousClock.now
         while !stop.requested {
             let elapsed = (ContinuousClock.now - start).seconds

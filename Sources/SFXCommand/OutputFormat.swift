@@ -3,13 +3,15 @@ import SFXMedia
 /// The file format `sfx render` writes: from `--format`, else from the output's extension,
 /// else WAV.
 enum OutputFormat: String, CaseIterable {
-    case wav, flac, ogg, opus, mp3, aiff, caf
+    case wav, flac, ogg, opus, mp3, aiff, caf, m4a
 
     /// What each format is written as. WAV is 32-bit integer PCM, which keeps the mix to 2^-31
     /// of full scale (the limiter holds it within full scale) and which sox reads without a warning; FLAC
-    /// is 24-bit, AIFF 16-bit, CAF 32-bit float.
-    var encoding: AudioFileEncoding {
+    /// is 24-bit, AIFF 16-bit, CAF 32-bit float. M4A (AAC) is written through FFmpeg, as
+    /// `sfx record` writes it, and has no libsndfile encoding (nil).
+    var encoding: AudioFileEncoding? {
         switch self {
+        case .m4a: nil
         case .wav: .wavPCM32
         case .flac: .flac24
         case .ogg: .oggVorbis
@@ -31,11 +33,21 @@ enum OutputFormat: String, CaseIterable {
         case "mp3": self = .mp3
         case "aif", "aiff", "aifc": self = .aiff
         case "caf": self = .caf
+        case "m4a", "mp4", "aac": self = .m4a
         default: return nil
         }
     }
 
     static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
+
+    /// `--format`'s value, any case; "aac" and "vorbis" as users also call M4A and Ogg.
+    init?(formatName: String) {
+        switch formatName.lowercased() {
+        case "aac": self = .m4a
+        case "vorbis", "oga": self = .ogg
+        case let name: self.init(rawValue: name)
+        }
+    }
 
     /// The extension of `fileName` when it names an audio format sfx reads but render does not
     /// write (.m4a, .wma, …), lowercased; nil otherwise (a writable one, or none).

@@ -14,13 +14,16 @@ enum PlayCommand: Subcommand {
         card and says where the card's recording is. \
         An http(s) URL, or a file longer than 30 s (or with --start), is streamed as it plays \
         (decoded ahead, never loaded whole): on a terminal a progress line shows the time, and \
-        space pauses, ←/→ seek 5 s, q quits.
+        space pauses, ←/→ seek 5 s, q quits. \
+        Raw PCM (no header), on standard input or in files, plays with --format as aplay's -f \
+        (S16_LE, S32_LE, FLOAT_LE, …), --rate and --channels; a .raw or .pcm file needs them.
         """,
         examples: ["sfx play tock", "sfx play ./coin.ogg --volume -6dB", "sfx play -f bell -i bell", "sox -n -t wav - synth 0.2 sine 880 | sfx play -",
+                   "sfx play take.raw --format S16_LE --rate 44100 -c 2",
                    "sfx play podcast.m4a --start 90 --speed 1.5", "sfx play https://example.com/message.mp3 --then bell"],
         positionals: [PositionalSpec(name: "NAME|FILE", help: "System sound names, sound files, or - for standard input.", min: 0, max: nil)],
         options: [SoundArgument.idOption, SoundArgument.fileOption, Volume.option, Volume.decibelOption,
-                  CommonOptions.pan.spec, loops.spec, normalize, normalizeTo.spec] + PlayerPlayback.specs
+                  CommonOptions.pan.spec, loops.spec, normalize, normalizeTo.spec] + RawInput.specs + PlayerPlayback.specs
             + OutputOptions.specs + DaemonRoute.specs)
 
     static let loops = IntegerOption(spec: .option("loops", value: "N", help: "Extra repeats; -1 repeats until Ctrl-C (default 0)."), range: -1...1_000_000)
@@ -28,21 +31,31 @@ enum PlayCommand: Subcommand {
     static let normalizeTo = NumberOption(spec: .option("normalize-to", value: "LUFS", help: "Like --normalize, to this loudness (-70 to 0)."), range: -70...0)
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
-        if let streamed = try PlayerPlayback.streamed(arguments) { return try PlayerPlayback.run(streamed, arguments) }
+        let raw = try RawInput.layout(arguments)
+        if raw == nil, let streamed = try PlayerPlayback.streamed(arguments) { return try PlayerPlayback.run(streamed, arguments) }
+        if raw != nil, arguments.positionals.contains(where: { $0.hasPrefix("http://") || $0.hasPrefix("https://") }) {
+            throw UsageError(message: "--format reads raw PCM from - and files; a URL is played with the header it carries, without --format", command: spec)
+        }
+        if raw != nil, arguments.value(PlayerPlayback.start.spec) != nil {
+            throw UsageError(message: "--start streams a sound file with a header; raw PCM (--format) is played whole, from its start", command: spec)
+        }
         let sounds = try SoundArgument.all(in: arguments)
+        try RawInput.check(sounds, raw: raw, spec: spec)
         let volume = try Volume.factor(arguments) ?? 1
         let pan = Float(try CommonOptions.pan.read(arguments) ?? 0)
         let loops = try Self.loops.read(arguments) ?? 0
         let normalize = try normalization(arguments)
-        if let status = try playThroughDaemon(arguments, sounds: sounds, volume: volume, pan: pan, loops: loops) { return status }
+        // The daemon reads sound files with headers: raw PCM is decoded here.
+        if raw == nil, let status = try playThroughDaemon(arguments, sounds: sounds, volume: volume, pan: pan, loops: loops) { return status }
         let options = try OutputOptions(arguments)
         let settings = try CommandSettings.load(quiet: options.quiet)
         try SoundArgument.checkFilesExist(sounds)
         let session = try EngineSession(options, settings: settings, deferStart: true, plays: sounds.count + 1,   // + the ending
-                                        preload: sounds.compactMap(\.systemName))
-        let ids = try sounds.map { try $0.load(into: session.engine.library, normalize: normalize) }
+                                        preload: sounds.compactMap(\.systemName), deferNotice: true)
+        let ids = try sounds.map { try $0.load(into: session.engine.library, normalize: normalize, raw: raw) }
         let rate = Float(try PlayerPlayback.rate.read(arguments) ?? 1)
         let ending = try PlayerPlayback.ending(arguments, library: session.engine.library)
+        session.announce()
         let interrupted = Interruption()
         interrupted.onInterrupt { try? session.engine.stopAll(fade: .milliseconds(30)) }
         if !interrupted.happened {

@@ -56,7 +56,7 @@ enum PlayerPlayback {
         let speed = Float(try rate.read(arguments) ?? 1)
         let options = try OutputOptions(arguments)
         let settings = try CommandSettings.load(quiet: options.quiet)
-        let session = try EngineSession(options, settings: settings)
+        let session = try EngineSession(options, settings: settings, deferNotice: true)
         let engine = session.engine
         let player: Player
         let ending: SoundID?
@@ -71,6 +71,7 @@ enum PlayerPlayback {
             session.finish(played: false)
             throw Failure(StandardInputAudio.named("\(error)"))
         }
+        session.announce()
         player.volume = volume
         player.pan = pan
         player.rate = speed

@@ -39,8 +39,10 @@ enum RecordCommand: Subcommand {
         let outputPath = arguments.value(output)
         var settings = RecorderSettings()
         if let name = arguments.value(format) {
-            guard let named = RecordingFormat(rawValue: name.lowercased()) ?? (name.lowercased() == "ogg" ? .vorbis : nil) else {
-                throw UsageError(message: "unknown format '\(name)': expected \(RecordingFormat.names)", command: spec)
+            // "ogg" and "aac" are what users call Vorbis and M4A.
+            let aliases: [String: RecordingFormat] = ["ogg": .vorbis, "oga": .vorbis, "aac": .m4a, "mp4": .m4a]
+            guard let named = RecordingFormat(rawValue: name.lowercased()) ?? aliases[name.lowercased()] else {
+                throw UsageError(message: "unknown format '\(name)': expected \(RecordingFormat.names) (aac is m4a, ogg is vorbis)", command: spec)
             }
             settings.format = named
         } else if let outputPath, let byName = RecordingFormat(fileName: outputPath) {
@@ -48,6 +50,11 @@ enum RecordCommand: Subcommand {
         }
         if let outputPath { settings.url = URL(filePath: outputPath) }
         settings.sampleRate = try rate.read(arguments) ?? 48_000
+        let opusRates = [8_000, 12_000, 16_000, 24_000, 48_000]
+        if settings.format == .opus, !opusRates.contains(settings.sampleRate) {
+            throw UsageError(message: "invalid value '\(settings.sampleRate)' for '--rate': Opus takes "
+                             + "\(opusRates.map(String.init).joined(separator: ", ")) Hz; give one of them, or another --format", command: spec)
+        }
         settings.channels = try channels.read(arguments) ?? 1
         settings.maxDuration = try maximum.read(arguments).map { .milliseconds(Int64(($0 * 1_000).rounded())) }
         settings.minDuration = try minimum.read(arguments).map { .milliseconds(Int64(($0 * 1_000).rounded())) }
@@ -55,7 +62,12 @@ enum RecordCommand: Subcommand {
         settings.quality = try quality.read(arguments)
         let userSettings = try CommandSettings.load(quiet: true)
         let quietly = arguments.flag(quiet)
-        settings.device = try CaptureChoice.device(given: arguments.value(device), settings: userSettings, quiet: quietly)
+        if let minimum = settings.minDuration, let maximum = settings.maxDuration, minimum > maximum {
+            throw UsageError(message: "--min \(arguments.value(self.minimum.spec) ?? "") is longer than --max \(arguments.value(self.maximum.spec) ?? ""): "
+                             + "nothing could be kept; give a --min up to --max", command: spec)
+        }
+        let capture = try CaptureChoice.device(given: arguments.value(device), settings: userSettings, quiet: quietly)
+        settings.device = capture.device
 
         var session: EngineSession?
         if let name = arguments.value(prompt) {
@@ -75,9 +87,12 @@ enum RecordCommand: Subcommand {
         do {
             recorder = try Recorder(settings: settings, engine: session?.engine)
             try recorder.record()
+        } catch RecorderError.setting(let error) {
+            throw SettingFlags.usageError(error, arguments)
         } catch {
             throw Failure("\(error)")
         }
+        if let notice = capture.notice { printError(notice) }
         let stop = StopRequest()
         stop.onEnterOrInterrupt()
         let parameters = recorder.parameters
@@ -131,20 +146,20 @@ enum RecordCommand: Subcommand {
 /// (as `sfx play` plays through it), whose capture side plays the sound file named by
 /// SFX_VIRTUAL_INPUT, or silence. SFX_VIRTUAL_CARD=1 asks for the card anywhere.
 enum CaptureChoice {
+    /// The device, and the virtual card's notice when it is used (nil with `quiet`): the
+    /// command prints it once capture has started, so that an error is the only line printed.
     static func device(given: String?, settings: UserSettings, quiet: Bool,
-                       environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
-        if let named = given ?? settings.device { return named }
+                       environment: [String: String] = ProcessInfo.processInfo.environment) throws -> (device: String, notice: String?) {
+        if let named = given ?? settings.device { return (named, nil) }
         let server = ServerOutput.choice(deviceGiven: false, environment: environment)
         let input = try self.input(environment)
         guard let fallback = try VirtualCardFallback.engage(deviceGiven: false, serverChosen: server != nil, captureSource: input) else {
-            return server?.pcm ?? "default"
+            return (server?.pcm ?? "default", nil)
         }
-        if !quiet {
-            let source = input.map { "which plays \(VirtualCardFallback.inputKey)=\($0.path) into its input" }
-                ?? "which records silence: set \(VirtualCardFallback.inputKey) to a sound file to record that instead"
-            printError("\(fallback.reason): recording from sfx's virtual card (\(fallback.card.shownDirectory.path)), \(source)")
-        }
-        return fallback.card.pcmName
+        let source = input.map { "which plays \(VirtualCardFallback.inputKey)=\($0.path) into its input" }
+            ?? "which records silence: set \(VirtualCardFallback.inputKey) to a sound file to record that instead"
+        let notice = "\(fallback.reason): recording from sfx's virtual card (\(fallback.card.shownDirectory.path)), \(source)"
+        return (fallback.card.pcmName, quiet ? nil : notice)
     }
 
     /// SFX_VIRTUAL_INPUT as an absolute file URL, checked readable; nil when unset or empty.

@@ -12,8 +12,9 @@ enum RenderCommand: Subcommand {
         Each sound starts at the time the --at of the same position gives (0 when absent), mixed \
         by the same mixer that plays in real time, so the file is what the device would get. \
         The format follows the output's extension (.wav, .flac, .ogg, .oga, .opus, .mp3, .aiff, \
-        .caf), or --format; another audio extension (.m4a, .wma, …) is refused, and a name with \
-        none gets WAV; -o - writes to standard output (WAV unless --format says otherwise).
+        .caf, .m4a), or --format (aac is m4a); another audio extension (.wma, …) is refused, and \
+        a name with none gets WAV; -o - writes to standard output (WAV unless --format says \
+        otherwise; not m4a). M4A is AAC through FFmpeg, as `sfx record` writes it.
         """,
         examples: ["sfx render tock bell -o out.wav --at 0 --at 0.25", "sfx render bell -o bell.ogg",
                    "sfx render bell -o - | sox -t wav - -n stat"],
@@ -33,7 +34,7 @@ enum RenderCommand: Subcommand {
         }
         let chosen: OutputFormat
         if let name = arguments.value(format) {
-            guard let named = OutputFormat(rawValue: name.lowercased()) else {
+            guard let named = OutputFormat(formatName: name) else {
                 throw UsageError(message: "unknown format '\(name)': expected \(OutputFormat.names)", command: spec)
             }
             chosen = named
@@ -42,9 +43,12 @@ enum RenderCommand: Subcommand {
         } else if output != "-", let other = OutputFormat.unwritableExtension(of: output) {
             // WAV under another audio format's name would not play as that name promises.
             throw UsageError(message: "'\(output)': sfx render does not write .\(other) files; "
-                             + "name the output .wav, .flac, .ogg, .opus, .mp3, .aiff or .caf, or give --format", command: spec)
+                             + "name the output .wav, .flac, .ogg, .opus, .mp3, .aiff, .caf or .m4a, or give --format", command: spec)
         } else {
             chosen = .wav
+        }
+        if output == "-", chosen == .m4a {
+            throw UsageError(message: "sfx render writes M4A to a file only: give -o FILE.m4a, or another --format for standard output", command: spec)
         }
         let sounds = try SoundArgument.all(in: arguments)
         // The mix stops at OfflineMix.maximumSeconds: a start at or after it would be lost.
@@ -77,9 +81,11 @@ enum RenderCommand: Subcommand {
         let audio = configuration.format
         if output == "-" {
             try writeToStandardOutput(samples, format: audio, as: chosen)
-        } else {
+        } else if let encoding = chosen.encoding {
             try AudioFileWriter.write(samples, sampleRate: audio.sampleRate, channels: audio.channels,
-                                      to: URL(filePath: output), as: chosen.encoding)
+                                      to: URL(filePath: output), as: encoding)
+        } else {
+            try writeThroughFFmpeg(samples, format: audio, to: URL(filePath: output))
         }
         let frames = samples.count / audio.channels
         if !arguments.flag(quiet) {
@@ -91,6 +97,33 @@ enum RenderCommand: Subcommand {
         return 0
     }
 
+    /// Writes M4A (AAC) with the recorder's encoder, which creates only new files: into a new
+    /// name beside `url`, renamed over it once complete (so an existing file is replaced whole,
+    /// and a failure leaves it as it was), readable as the umask allows, as other outputs are.
+    static func writeThroughFFmpeg(_ samples: [Float], format audio: AudioFormat, to url: URL) throws {
+        let partial = url.deletingLastPathComponent().appending(path: ".\(url.lastPathComponent).\(UUID().uuidString.prefix(8)).partial")
+        let encoder: any RecordingEncoder
+        do {
+            encoder = try RecordingFile.create(partial, encoding: RecordingEncoding(format: .m4a, sampleRate: audio.sampleRate, channels: audio.channels))
+        } catch {
+            throw Failure("\(error)".replacingOccurrences(of: partial.path, with: url.path))
+        }
+        do {
+            try samples.withUnsafeBufferPointer { try encoder.append($0) }
+            try encoder.finish()
+            let mask = umask(0)
+            umask(mask)
+            chmod(partial.path, 0o666 & ~mask)
+            guard rename(partial.path, url.path) == 0 else {
+                throw Failure("\(url.path): cannot be written (\(String(cString: strerror(errno)))); choose a writable place")
+            }
+        } catch {
+            encoder.abandon()
+            unlink(partial.path)
+            throw Failure("\(error)".replacingOccurrences(of: partial.path, with: url.path))
+        }
+    }
+
     /// Encodes into an anonymous in-memory file (libsndfile seeks back to finish a header, which
     /// a pipe cannot do), then copies it to standard output.
     static func writeToStandardOutput(_ samples: [Float], format audio: AudioFormat, as format: OutputFormat) throws {
@@ -98,7 +131,7 @@ enum RenderCommand: Subcommand {
         guard fd >= 0 else { throw Failure("render: cannot encode in memory (\(String(cString: strerror(errno)))); write to a file with -o FILE") }
         defer { close(fd) }
         try AudioFileWriter.write(samples, sampleRate: audio.sampleRate, channels: audio.channels,
-                                  to: URL(filePath: "/proc/self/fd/\(fd)"), as: format.encoding)
+                                  to: URL(filePath: "/proc/self/fd/\(fd)"), as: format.encoding ?? .wavPCM32)
         lseek(fd, 0, SEEK_SET)
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {

@@ -30,6 +30,7 @@ enum SoundArgument: Equatable {
         "wav", "wave", "w64", "rf64", "oga", "ogg", "opus", "spx", "flac", "mp3", "mp2", "mpga",
         "aif", "aiff", "aifc", "caf", "au", "snd", "voc",
         "m4a", "m4b", "mp4", "aac", "alac", "wma", "mka", "webm",   // through FFmpeg
+        "raw", "pcm",   // headerless: with --format
     ]
 
     /// The options that force the kind, shared by every subcommand that takes sounds.
@@ -107,11 +108,36 @@ enum SoundArgument: Equatable {
 
     /// Loads the sound into `library`; a file is brought to `normalize`'s loudness when given
     /// (system sounds are already at their class's loudness).
-    func load(into library: SoundLibrary, normalize: LoudnessNormalization? = nil) throws -> SoundID {
+    /// With `raw`, a file or standard input is headerless PCM of that layout (`--format`).
+    func load(into library: SoundLibrary, normalize: LoudnessNormalization? = nil, raw: RawPCMFormat? = nil) throws -> SoundID {
+        if let raw {
+            switch self {
+            case .file(let path):
+                return try RawInput.load(path, raw: raw, name: path.lastComponent.description, into: library, normalize: normalize)
+            case .standardInput:
+                return try RawInput.load(try StandardInputAudio.shared.path(), raw: raw, name: "standard input (-)", into: library, normalize: normalize)
+            case .system: break
+            }
+        }
         switch self {
         case .file(let path): return try library.load(file: path, normalize: normalize)
         case .standardInput: return try library.load(file: try StandardInputAudio.shared.path(), normalize: normalize)
-        case .system(let name): return try library.systemSound(named: name)
+        case .system(let name): return try Self.systemSound(named: name, in: library)
+        }
+    }
+
+    /// The system sound `name`; when there is none and a file or directory of that name is in
+    /// the current directory, the error says how to name it (`./NAME`), since a word without a /
+    /// or an audio extension is never read as a file.
+    static func systemSound(named name: String, in library: SoundLibrary) throws -> SoundID {
+        do {
+            return try library.systemSound(named: name)
+        } catch {
+            var info = stat()
+            guard case .unknownSystemSound = error, rawBytes(of: name).withCString({ stat($0, &info) }) == 0 else { throw error }
+            let kind = (info.st_mode & S_IFMT) == S_IFDIR ? "a directory" : "a file"
+            let what = (info.st_mode & S_IFMT) == S_IFDIR ? "name a sound file in it (./\(name)/…)" : "write ./\(name) (or -f \(name)) to play it"
+            throw Failure("no system sound named '\(name)' (`sfx list` shows them); \(kind) named \(name) is here: \(what)")
         }
     }
 }

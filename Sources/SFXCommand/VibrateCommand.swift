@@ -39,7 +39,10 @@ enum VibrateCommand: Subcommand {
                 chosen = .default
             }
         } catch let error as PatternError {
-            throw UsageError(message: error.description, command: spec)
+            // The pattern's own words, under the option they came from.
+            let text = error.description
+            let option = text.contains("repeat") ? "--repeat" : text.contains("amplitude") ? "--amplitude" : "--pattern"
+            throw UsageError(message: "\(option): \(error.description)", command: spec)
         }
         if let status = try vibrateThroughDaemon(arguments) { return status }
         var haptics = HapticConfiguration()

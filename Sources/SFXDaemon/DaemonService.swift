@@ -179,8 +179,9 @@ public final class DaemonService: Sendable {
         }
         guard let file else { throw RequestError("a load needs the sound file passed as a descriptor (file=1 with SCM_RIGHTS); the daemon opens no client paths") }
         let id = try decode(file, label: fields["label"] ?? name)
-        replace(name, with: id)
-        return (.id, Fields(["id": "\(id.rawValue)"]).payload)
+        // replaced=1 tells the client that the name held another sound, now disposed.
+        let replaced = replace(name, with: id)
+        return (.id, Fields(replaced ? ["id": "\(id.rawValue)", "replaced": "1"] : ["id": "\(id.rawValue)"]).payload)
     }
 
     // MARK: Helpers
@@ -240,8 +241,12 @@ public final class DaemonService: Sendable {
         }
     }
 
-    private func replace(_ name: String, with id: SoundID) {
-        if let old = named.withLock({ $0.updateValue(id, forKey: name) }), old != id { try? engine.dispose(old) }
+    /// Whether `name` held another sound, which is disposed.
+    @discardableResult
+    private func replace(_ name: String, with id: SoundID) -> Bool {
+        guard let old = named.withLock({ $0.updateValue(id, forKey: name) }), old != id else { return false }
+        try? engine.dispose(old)
+        return true
     }
 
     private func number(_ fields: Fields, _ key: String, in range: ClosedRange<Double>) throws -> Double? {

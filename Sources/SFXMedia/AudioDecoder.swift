@@ -91,7 +91,13 @@ public struct AudioDecoder: Sendable {
     /// the resampler, and a file whose cue would pass `limits` is refused — before decoding
     /// when its header gives its length, at the limit when it does not.
     public func decode(file: RawFilePath, name: String? = nil) throws -> Cue {
-        let sound = try AudioSources.open(file)   // libsndfile, else FFmpeg
+        try decode(file: file, raw: nil, name: name)
+    }
+
+    /// Decodes `file` as headerless PCM laid out as `raw` says (nil: a sound file with a header,
+    /// as `decode(file:name:)`). Bytes after the last whole frame are ignored.
+    public func decode(file: RawFilePath, raw: RawPCMFormat?, name: String? = nil) throws -> Cue {
+        let sound = try AudioSources.open(file, raw: raw)   // libsndfile, else FFmpeg
         let path = sound.path
         let rate = sound.sampleRate
         let channels = sound.channels

@@ -27,7 +27,9 @@ enum AudioSources {
     /// or an encoding it lacks), with FFmpeg. A file neither reads fails with libsndfile's reason,
     /// which names the file and what it looks like; without FFmpeg's libraries, with the reason
     /// they could not be loaded.
-    static func open(_ file: RawFilePath) throws -> any AudioSource {
+    /// With `raw`, the file is headerless PCM of that layout, read by libsndfile alone.
+    static func open(_ file: RawFilePath, raw: RawPCMFormat? = nil) throws -> any AudioSource {
+        if let raw { return try SoundFile(file: file, raw: raw) }
         do {
             return try SoundFile(file: file)
         } catch let error as MediaError {

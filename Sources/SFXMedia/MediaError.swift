@@ -8,7 +8,7 @@ import Foundation
 ///
 /// ```
 /// coin.ogg: no such file; check the path (relative paths start at the current directory)
-/// long.wav: is 45.0 s long, over the 30.0 s cue limit; cues are short sounds held in memory: raise CueLimits.maximumDuration to load it anyway (sfx has no streaming player yet)
+/// long.wav: is 45.0 s long, over the 30 s cue limit; cues are short sounds held in memory: play it with a Player (streamed), or raise CueLimits.maximumDuration to load it anyway
 /// ```
 ///
 /// Tests and callers match on `reason`; people read `description`.
@@ -98,8 +98,9 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
         case .absurdHeader(let detail):
             return "has an impossible header (\(detail)); the file is damaged, export it again"
         case .tooLong(let seconds, let limit):
-            return "is \(String(format: "%.1f", seconds)) s long, over the \(String(format: "%.1f", limit)) s cue limit; "
-                + "cues are short sounds held in memory: raise CueLimits.maximumDuration to load it anyway (sfx has no streaming player yet)"
+            let (length, limitText) = MediaError.distinct(seconds, limit)
+            return "is \(length) s long, over the \(limitText) s cue limit; "
+                + "cues are short sounds held in memory: play it with a Player (streamed), or raise CueLimits.maximumDuration to load it anyway"
         case .tooLarge(let channels, let rate, let seconds, let bytes, let format, let limit):
             let length = seconds.map { String(format: "%.1f s", $0) } ?? "longer than its header says"
             let limitText = "the \(MediaError.megabytes(Int64(limit))) cue memory limit"
@@ -131,6 +132,20 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
         case .failed(let detail):
             return detail
         }
+    }
+
+    /// `value` and `limit` as text, rounded so that they differ when they do: the limit as short
+    /// as it is ("30"), the value with as many decimals as that takes, from one to six ("30.02"
+    /// over "30", never "30.0" over "30.0").
+    public static func distinct(_ value: Double, _ limit: Double) -> (value: String, limit: String) {
+        var limitText = String(format: "%.6f", limit)
+        while limitText.hasSuffix("0") { limitText.removeLast() }
+        if limitText.hasSuffix(".") { limitText.removeLast() }
+        for decimals in 1...6 {
+            let text = String(format: "%.\(decimals)f", value)
+            if value == limit || Double(text) != Double(String(format: "%.\(decimals)f", limit)) { return (text, limitText) }
+        }
+        return (String(format: "%.6f", value), limitText)
     }
 
     /// "12.3 MB" (decimal megabytes).

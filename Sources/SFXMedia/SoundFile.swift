@@ -31,12 +31,18 @@ final class SoundFile {
         try self.init(file: RawFilePath(path))
     }
 
-    init(file: RawFilePath) throws {
+    /// With `raw`, the file is headerless PCM of that layout (libsndfile's SF_FORMAT_RAW).
+    init(file: RawFilePath, raw: RawPCMFormat? = nil) throws {
         let path = file.description
         self.path = path
         let fd = try RawFilePath.openRegularFile(file).descriptor
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         var info = SF_INFO()
+        if let raw {
+            info.format = raw.sample.libsndfileFormat
+            info.samplerate = Int32(raw.sampleRate)
+            info.channels = Int32(raw.channels)
+        }
         // libsndfile gets its own duplicate, which it closes even when opening fails.
         guard let handle = sf_open_fd(dup(fd), Int32(SFM_READ), &info, Int32(SF_TRUE)) else {
             let code = sf_error(nil)
@@ -116,6 +122,11 @@ final class SoundFile {
     /// file and only says so in its log ("data : 176400 (should be 49920)"). This reads the log
     /// and returns the frame count the header promised, when a size line promised more than the
     /// file holds.
+    ///
+    /// A size that is a placeholder promises nothing: a WAV written to a pipe cannot go back to
+    /// fill in its length, so its writer puts the largest size there instead (sox 0x7FFFF000,
+    /// arecord 0x7FFFFFFF, FFmpeg 0xFFFFFFFF), and the audio runs to the end of the file, as
+    /// aplay and sox read it.
     private var headerPromisedFrames: Int64? {
         let log = SoundFile.log(of: handle)
         // Nearly every log lacks the words: checked as bytes, so that the parse below (Foundation's
@@ -128,9 +139,16 @@ final class SoundFile {
             guard let declared = Int64(parts[1][..<open.lowerBound].trimmingCharacters(in: .whitespaces)),
                   let actual = Int64(parts[1][open.upperBound...].prefix { $0.isNumber }),
                   declared > actual, actual > 0 else { continue }
+            if SoundFile.isPlaceholderLength(declared) { return nil }
             return Int64((Double(declared) * Double(info.frames) / Double(actual)).rounded())
         }
         return nil
+    }
+
+    /// Whether a chunk size of `bytes` is what writers put in a header they cannot go back to
+    /// (within 64 KiB below 2^31 or 2^32: the largest size, rounded down to a whole frame).
+    static func isPlaceholderLength(_ bytes: Int64) -> Bool {
+        (0x7FFF_0000...0x8000_0000).contains(bytes) || (0xFFFF_0000...0xFFFF_FFFF).contains(bytes)
     }
 
     /// libsndfile's parse log for `handle`, or for the last failed open when `handle` is nil.

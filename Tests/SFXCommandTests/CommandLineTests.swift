@@ -93,16 +93,16 @@ final class CommandLineTests: CommandTestCase {
     /// WAV under another audio format's name would not play as the name promises: refused, with
     /// the names render writes; a name without an extension still gets WAV.
     func testRenderRefusesAnAudioExtensionItDoesNotWrite() throws {
-        let m4a = scratch.appending(path: "out.m4a")
-        let refused = try sfx("render", "tock", "-o", m4a.path)
+        let wma = scratch.appending(path: "out.wma")
+        let refused = try sfx("render", "tock", "-o", wma.path)
         XCTAssertEqual(refused.status, 64, refused.stderr)
-        XCTAssertTrue(refused.stderr.contains("sfx render does not write .m4a files; name the output .wav, .flac"), refused.stderr)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: m4a.path), "nothing is written")
+        XCTAssertTrue(refused.stderr.contains("sfx render does not write .wma files; name the output .wav, .flac"), refused.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: wma.path), "nothing is written")
         let plain = scratch.appending(path: "out")
         let written = try sfx("render", "tock", "-o", plain.path)
         XCTAssertEqual(written.status, 0, written.stderr)
         XCTAssertTrue(written.stdout.contains("(wav)"), written.stdout)
-        let forced = try sfx("render", "tock", "-o", m4a.path, "--format", "flac")
+        let forced = try sfx("render", "tock", "-o", wma.path, "--format", "flac")
         XCTAssertEqual(forced.status, 0, forced.stderr)
     }
 

@@ -70,6 +70,48 @@ final class ErrorTests: TemporaryDirectoryTestCase {
         return Data(bytes)
     }
 
+    /// A WAV written to a pipe carries a placeholder length (sox 0x7FFFF000, arecord 0x7FFFFFFF,
+    /// FFmpeg 0xFFFFFFFF, in the data and RIFF sizes): it is read to its end, as aplay and sox
+    /// read it, and only a real length that the file falls short of is "truncated".
+    func testAPlaceholderLengthFromAPipeIsReadToTheEnd() throws {
+        for placeholder: UInt32 in [0x7FFF_F000, 0x7FFF_FFFF, 0xFFFF_FFFF] {
+            var bytes = [UInt8](handMadeWAV(rate: 8_000, channels: 1, dataBytes: 1_600))
+            for offset in [4, 40] { withUnsafeBytes(of: placeholder.littleEndian) { bytes.replaceSubrange(offset..<(offset + 4), with: $0) } }
+            for index in stride(from: 44, to: bytes.count, by: 2) { bytes[index + 1] = 0x20 }   // 0x2000: 0.25
+            let url = try directory.write("piped-\(String(placeholder, radix: 16)).wav", Data(bytes))
+            let cue = try AudioDecoder(format: AudioFormat(sampleRate: 8_000, channels: 1)).decode(contentsOf: url)
+            XCTAssertEqual(cue.frameCount, 800, String(placeholder, radix: 16))
+            XCTAssertEqual(cue.samples.first ?? 0, 0.25, String(placeholder, radix: 16))
+        }
+        // A size that is no placeholder, over what the file holds, is still a truncation.
+        var bytes = [UInt8](handMadeWAV(rate: 8_000, channels: 1, dataBytes: 1_600))
+        withUnsafeBytes(of: UInt32(0x0100_0000).littleEndian) { bytes.replaceSubrange(40..<44, with: $0) }
+        let cut = try directory.write("cut-header.wav", Data(bytes))
+        _ = decodeError(cut) { if case .truncated = $0 { return true } else { return false } }
+    }
+
+    /// Headerless PCM decodes as the given layout says, sample for sample.
+    func testRawPCMDecodesInTheLayoutGiven() throws {
+        let samples: [Int16] = [0, 8_192, -16_384, 32_767, -32_768, 4_096]
+        var little = Data(), big = Data()
+        for sample in samples {
+            withUnsafeBytes(of: sample.littleEndian) { little.append(contentsOf: $0) }
+            withUnsafeBytes(of: sample.bigEndian) { big.append(contentsOf: $0) }
+        }
+        let decoder = AudioDecoder(format: AudioFormat(sampleRate: 8_000, channels: 2))
+        let stereo = try decoder.decode(file: RawFilePath(try directory.write("le.raw", little).path),
+                                        raw: try RawPCMFormat(name: "s16_le", sampleRate: 8_000, channels: 2))
+        XCTAssertEqual(Array(stereo.samples), samples.map { Float($0) / 32_768 })
+        let mono = try decoder.decode(file: RawFilePath(try directory.write("be.raw", big).path),
+                                      raw: try RawPCMFormat(name: "S16_BE", sampleRate: 8_000, channels: 1))
+        XCTAssertEqual(mono.frameCount, 6)
+        XCTAssertEqual(Array(mono.samples).enumerated().filter { $0.offset % 2 == 0 }.map(\.element), samples.map { Float($0) / 32_768 })
+        XCTAssertEqual(try RawPCMFormat(name: "cd"), try RawPCMFormat(sample: .s16le, sampleRate: 44_100, channels: 2))
+        XCTAssertThrowsError(try RawPCMFormat(name: "S17_LE")) { XCTAssertTrue("\($0)".contains("use one of S8, U8, S16_LE"), "\($0)") }
+        XCTAssertThrowsError(try RawPCMFormat(name: "S24_LE")) { XCTAssertTrue("\($0)".contains("S24_3LE"), "\($0)") }
+        XCTAssertThrowsError(try RawPCMFormat(name: "S16_LE", sampleRate: 0)) { XCTAssertTrue("\($0)".contains("0 Hz"), "\($0)") }
+    }
+
     func testAbsurdHeaders() throws {
         let valid = try directory.write("valid.wav", handMadeWAV(rate: 8_000, channels: 1))
         XCTAssertEqual(try decoder.decode(contentsOf: valid).frameCount, 32 * 6)
@@ -107,8 +149,12 @@ final class ErrorTests: TemporaryDirectoryTestCase {
         let limited = AudioDecoder(format: .standard, limits: CueLimits(maximumDuration: 1.5))
         let error = assertMediaError({ try limited.decode(contentsOf: url) }) { $0 == .tooLong(seconds: 2, limit: 1.5) }
         XCTAssertEqual(error?.description, "\(url.path): is 2.0 s long, over the 1.5 s cue limit; "
-            + "cues are short sounds held in memory: raise CueLimits.maximumDuration to load it anyway (sfx has no streaming player yet)")
+            + "cues are short sounds held in memory: play it with a Player (streamed), or raise CueLimits.maximumDuration to load it anyway")
         XCTAssertEqual(try AudioDecoder(format: .standard, limits: CueLimits(maximumDuration: 2)).decode(contentsOf: url).frameCount, 96_000)
+        // Figures that differ are never printed alike ("30.0 s long, over the 30.0 s cue limit").
+        XCTAssertTrue(MediaError(.tooLong(seconds: 30.02, limit: 30), subject: "a.wav").description.hasPrefix("a.wav: is 30.02 s long, over the 30 s cue limit"))
+        XCTAssertEqual(MediaError.distinct(30.0004, 30).value, "30.0004")
+        XCTAssertEqual(MediaError.distinct(45, 30).value, "45.0")
     }
 
     func testNaNSamplesAreCorrupt() throws {
