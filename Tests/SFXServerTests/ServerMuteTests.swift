@@ -141,4 +141,57 @@ final class ServerMuteTests: ServerTestCase {
         }
         return readings
     }
+
+    // MARK: `sfx mute status` and `sfx alert` agree
+
+    func testMuteStatusAndAlertAgreeThroughPipeWirePlugin() throws { try statusAndAlertAgree(.pipewire) }
+    func testMuteStatusAndAlertAgreeThroughPulsePlugin() throws { try statusAndAlertAgree(.pulse) }
+
+    /// For each way the server can silence sfx, `sfx alert` and `sfx mute status` (its exit
+    /// status, and its reasons in the alert's words) say the same. `mute status` had read only the
+    /// flag and the device's ALSA mixer, which a server's PCM has none of: not muted, exit 1.
+    func statusAndAlertAgree(_ plugin: PrivateSoundServer.Plugin) throws {
+        let environment = server.clientEnvironment(plugin)
+        let (program, _) = try buzzer()
+        func agree(_ condition: String, muted: Bool, file: StaticString = #filePath, line: UInt = #line) throws {
+            let alert = try SFXProgram(["alert", "tock", "--backend", "command", "--command", program.path], environment: environment, in: server.directory)
+            XCTAssertEqual(alert.wait(seconds: 20), 0, "\(condition): \(alert.output)", file: file, line: line)
+            let status = try SFXProgram(["mute", "status", "--json"], environment: environment, in: server.directory)
+            let code = status.wait(seconds: 20)
+            let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], status.output, file: file, line: line)
+            let reasons = json["reasons"] as? [String] ?? []
+            XCTAssertEqual(code, muted ? 0 : 1, "\(condition): \(status.output)", file: file, line: line)
+            XCTAssertEqual(json["muted"] as? Bool, muted, "\(condition): \(status.output)", file: file, line: line)
+            if muted {
+                XCTAssertTrue(alert.stdout.hasPrefix("not played (muted: \(reasons.joined(separator: "; ")))"),
+                              "\(condition): the alert said \(alert.stdout), the status \(reasons)", file: file, line: line)
+                XCTAssertTrue(reasons.allSatisfy { $0.hasPrefix("muted at the sound server") }, "\(condition): \(reasons)", file: file, line: line)
+            } else {
+                XCTAssertTrue(alert.stdout.hasPrefix("played"), "\(condition): \(alert.output)", file: file, line: line)
+                XCTAssertEqual(reasons, [], "\(condition)", file: file, line: line)
+            }
+        }
+        try agree("nothing muted", muted: false)
+        try server.pactl("set-sink-mute", "sfx_test", "1")
+        try agree("the sink muted", muted: true)
+        try server.pactl("set-sink-mute", "sfx_test", "0")
+        try server.pactl("set-sink-volume", "sfx_test", "0")
+        try agree("the sink at zero volume", muted: true)
+        try server.pactl("set-sink-volume", "sfx_test", "100%")
+
+        // sfx's stream muted in the mixer while it plays; the server remembers it for sfx.
+        let play = try SFXProgram(["play", "bell", "--loops", "-1"], environment: environment, in: server.directory)
+        defer { play.kill() }
+        var index: String?
+        for _ in 0..<50 where index == nil {
+            usleep(100_000)
+            index = try server.pactl("list", "short", "sink-inputs").split(separator: "\n").first?.split(separator: "\t").first.map(String.init)
+        }
+        try server.pactl("set-sink-input-mute", try XCTUnwrap(index, "sfx's stream never appeared at the server"), "1")
+        usleep(300_000)
+        play.interrupt()
+        XCTAssertEqual(play.wait(seconds: 5), 130, play.output)
+        usleep(300_000)
+        try agree("sfx's stream muted", muted: true)
+    }
 }
