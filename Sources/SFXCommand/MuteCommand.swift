@@ -60,8 +60,15 @@ enum MuteCommand: Subcommand {
             default: break
             }
             let settings = try CommandSettings.load(quiet: quiet)
-            let output = try EngineSession.output(device: arguments.value(Self.device), settings: settings, keepRecordings: true)
-            state = State(MuteState.reading(output: output.device, flag: flag, outputOpen: false), flag: flag.isMuted)
+            // When the alert's output cannot be had (no virtual card here), the flag still counts.
+            let device: String
+            do {
+                device = try EngineSession.output(device: arguments.value(Self.device), settings: settings, keepRecordings: true).device
+            } catch {
+                if !quiet, action == "status" { printError("\(error); only sfx's flag and default's mixer are read") }
+                device = settings.device ?? "default"
+            }
+            state = State(MuteState.reading(output: device, flag: flag, outputOpen: false), flag: flag.isMuted)
         }
         if arguments.flag(Self.json) {
             if !quiet { try printJSON(state) }
