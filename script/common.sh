@@ -24,6 +24,19 @@ SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libsoxr-de
               libpulse-dev pipewire pipewire-bin wireplumber pipewire-pulse dbus pulseaudio-utils
               pipewire-alsa libasound2-plugins systemd util-linux python3 libcurl4-openssl-dev)
 
+# What a program that depends on sfx needs to build (`script/packages --build` prints it; the
+# README quotes it): pkg-config and the -dev packages above. What its binary needs where it
+# runs (`script/packages --run`): the libraries sfx links or loads, FFmpeg's only for the
+# formats libsndfile cannot read.
+sfx_build_packages() {
+    local p
+    for p in "${SFX_PACKAGES[@]}"; do
+        case "$p" in pkg-config|*-dev) printf '%s\n' "$p" ;; esac
+    done
+}
+SFX_RUN_PACKAGES=(libasound2 libsndfile1 libsoxr0 libebur128-1 libgpiod2 libpulse0 libcurl4)
+SFX_RUN_FFMPEG_PACKAGES=(libavformat59 libavcodec59 libswresample4 libavutil57)
+
 sfx_require_packages() {
     local missing=()
     for p in "${SFX_PACKAGES[@]}"; do
@@ -51,5 +64,8 @@ sfx_require_swift() {
     fi
 }
 
-sfx_require_packages
-sfx_require_swift
+# script/packages only reads the lists.
+if [ "${SFX_LISTS_ONLY:-}" != 1 ]; then
+    sfx_require_packages
+    sfx_require_swift
+fi

@@ -74,12 +74,24 @@ static void load_pulse(void) {
 #define pa_proplist_sets SFX_THROUGH_POINTER(pa_proplist_sets)
 #define pa_strerror SFX_THROUGH_POINTER(pa_strerror)
 
+/* One reading of sfx's streams: the one that decides (of several, a muted one). */
+typedef struct {
+    int found;
+    int mute;
+    double volume;
+    uint32_t sink;
+    char name[128];
+} stream_reading;
+
 typedef struct {
     sfx_pulse_state *out;
     const char *program;
     int pid;
     int pending;
-    uint32_t stream_sink;
+    /* Of this pass over the sink-inputs: the streams set up, and those routed but still at the
+     * zero volume a stream shows before its volume is known (counted only if that lasts). */
+    stream_reading settled, routed_silent;
+    int unsettled;
     char default_sink[128];
 } query;
 
@@ -110,25 +122,40 @@ static void on_server(pa_context *c, const pa_server_info *info, void *userdata)
     q->pending--;
 }
 
+static void keep(stream_reading *r, const pa_sink_input_info *info, double volume, const char *name) {
+    /* Of several streams of ours, a muted one is what the user set. */
+    if (r->found && !(info->mute && !r->mute)) return;
+    r->found = 1;
+    r->mute = info->mute ? 1 : 0;
+    r->volume = volume;
+    r->sink = info->sink;
+    copy(r->name, sizeof r->name, name);
+}
+
 static void on_sink_input(pa_context *c, const pa_sink_input_info *info, int eol, void *userdata) {
     (void)c;
     query *q = userdata;
     if (eol) { q->pending--; return; }
     /* Ours: our process id, or (the pipewire plugin's streams carry none) our application name. */
     const char *pid = pa_proplist_gets(info->proplist, PA_PROP_APPLICATION_PROCESS_ID);
+    const char *name = pa_proplist_gets(info->proplist, PA_PROP_APPLICATION_NAME);
     if (pid) {
         if (atoi(pid) != q->pid) return;
-    } else if (!ends_with_program(pa_proplist_gets(info->proplist, PA_PROP_APPLICATION_NAME), q->program)) {
+    } else if (!ends_with_program(name, q->program)) {
         return;
     }
-    /* Of several streams of ours, a muted or silent one is what the user set. */
+    /* A new stream is listed before the session manager has set it up: pipewire-pulse shows a
+     * stream of the pipewire plugin unmuted at volume 0 until it has read the stream's volume
+     * (the session manager's stream-restore sets it, or the stream's own), and with no sink
+     * until it is routed; a few milliseconds, far longer on a busy or freshly started machine.
+     * A stream counts once muted, or routed with a volume above 0. */
     double volume = loudness(&info->volume);
-    if (q->out->stream_found && !(info->mute && !q->out->stream_mute)) return;
-    q->out->stream_found = 1;
-    q->out->stream_mute = info->mute ? 1 : 0;
-    q->out->stream_volume = volume;
-    q->stream_sink = info->sink;
-    copy(q->out->stream_name, sizeof q->out->stream_name, pa_proplist_gets(info->proplist, PA_PROP_APPLICATION_NAME));
+    if (info->mute || (info->sink != PA_INVALID_INDEX && volume > 0)) {
+        keep(&q->settled, info, volume, name);
+    } else {
+        q->unsettled++;
+        if (info->sink != PA_INVALID_INDEX) keep(&q->routed_silent, info, volume, name);
+    }
 }
 
 static void on_restore(pa_context *c, const pa_ext_stream_restore_info *info, int eol, void *userdata) {
@@ -189,7 +216,7 @@ int sfx_pulse_query(const char *program, int pid, int timeout_ms, sfx_pulse_stat
     out->sink_volume = out->stream_volume = out->restore_volume = -1;
     pthread_once(&pulse_once, load_pulse);
     if (pulse_error[0]) { copy(out->error, sizeof out->error, pulse_error); return -1; }
-    query q = { .out = out, .program = program, .pid = pid, .pending = 0, .stream_sink = PA_INVALID_INDEX };
+    query q = { .out = out, .program = program, .pid = pid, .pending = 0 };
     long long deadline = now_us() + (long long)timeout_ms * 1000;
 
     pa_mainloop *loop = pa_mainloop_new();
@@ -217,9 +244,37 @@ int sfx_pulse_query(const char *program, int pid, int timeout_ms, sfx_pulse_stat
         if (ops[i]) pa_operation_unref(ops[i]); else q.pending--;   /* e.g. no stream-restore */
     }
     run_until(loop, ctx, &q, deadline, 0);
+    /* A stream of ours not set up yet is read again until it is, for at most three quarters of
+     * the time given (the sink is asked for after). An unrouted stream plays nowhere yet, so
+     * the wait does not delay its sound; a routed one still at volume 0 then counts as that. */
+    long long settle_deadline = deadline - (long long)timeout_ms * 1000 / 4;
+    while (q.unsettled > 0 && now_us() + 5000 < settle_deadline) {
+        usleep(5000);
+        memset(&q.settled, 0, sizeof q.settled);
+        memset(&q.routed_silent, 0, sizeof q.routed_silent);
+        q.unsettled = 0;
+        q.pending = 1;
+        pa_operation *again = pa_context_get_sink_input_info_list(ctx, on_sink_input, &q);
+        if (!again) break;
+        pa_operation_unref(again);
+        if (run_until(loop, ctx, &q, settle_deadline, 0) < 0) break;
+        out->stream_rereads++;
+    }
+    out->streams_unsettled = q.unsettled;
+    stream_reading *own = q.settled.found ? &q.settled : (q.routed_silent.found ? &q.routed_silent : NULL);
+    if (own && q.settled.found && q.routed_silent.found && q.routed_silent.mute == 0 && q.settled.mute == 0)
+        own = q.routed_silent.volume < q.settled.volume ? &q.routed_silent : &q.settled;
+    uint32_t stream_sink = PA_INVALID_INDEX;
+    if (own) {
+        out->stream_found = 1;
+        out->stream_mute = own->mute;
+        out->stream_volume = own->volume;
+        copy(out->stream_name, sizeof out->stream_name, own->name);
+        stream_sink = own->sink;
+    }
     q.pending = 1;
-    pa_operation *op = q.stream_sink != PA_INVALID_INDEX
-        ? pa_context_get_sink_info_by_index(ctx, q.stream_sink, on_sink, &q)
+    pa_operation *op = stream_sink != PA_INVALID_INDEX
+        ? pa_context_get_sink_info_by_index(ctx, stream_sink, on_sink, &q)
         : (q.default_sink[0] ? pa_context_get_sink_info_by_name(ctx, q.default_sink, on_sink, &q) : NULL);
     if (op) { pa_operation_unref(op); run_until(loop, ctx, &q, deadline, 0); }
     result = 0;

@@ -33,29 +33,16 @@ public struct AlertResult: Sendable, CustomStringConvertible {
 }
 
 extension SoundEngine {
-    /// Whether the output is muted, and why: sfx's mute flag; when the output goes to a sound
-    /// server that answers, the server's view (its sink muted or at zero volume, sfx's own
-    /// stream muted or at zero volume in the mixer — which the server remembers and applies to
-    /// every later sfx stream); otherwise the output's ALSA mixer switch off or volume at zero;
-    /// or no usable output device. Reading the server takes a round trip (at most 500 ms when
-    /// it does not answer): call it from an ordinary thread.
+    /// Whether the output is muted, and why, by the one rule `MuteState.reading` states (which
+    /// `sfx mute status` follows too): sfx's mute flag; when the output goes to a sound server
+    /// that answers, the server's view (its sink muted or at zero volume, sfx's own stream muted
+    /// or at zero volume in the mixer — which the server remembers and applies to every later
+    /// sfx stream); otherwise the output's ALSA mixer switch off or volume at zero; or no usable
+    /// output device. Reading the server takes a round trip (at most 500 ms when it does not
+    /// answer): call it from an ordinary thread.
     public func muteState() -> MuteState {
-        var reasons: [MuteReason] = []
-        if configuration.muteFlag.isMuted { reasons.append(.flag) }
-        let mixerAvailable: Bool
-        if let server = soundServerState() {
-            reasons += server.silencingReasons.map { .soundServer(server: server.serverName, why: $0) }
-            mixerAvailable = true
-        } else {
-            let master = outputMaster()
-            if let master {
-                if master.switchOn == false { reasons.append(.mixerSwitchOff(control: master.control)) }
-                if master.volume == 0 { reasons.append(.mixerVolumeZero(control: master.control)) }
-            }
-            mixerAvailable = master != nil
-        }
-        if metrics.deviceLost { reasons.append(.noOutput) }
-        return MuteState(reasons: reasons, mixerAvailable: mixerAvailable)
+        MuteState.reading(output: configuration.output.device, flag: configuration.muteFlag,
+                          outputOpen: metrics.deviceOpen, deviceLost: metrics.deviceLost, master: { self.outputMaster() })
     }
 
     /// What the sound server behind the output says about the sink and sfx's stream, or nil when

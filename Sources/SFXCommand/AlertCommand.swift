@@ -7,7 +7,8 @@ enum AlertCommand: Subcommand {
         name: "alert", abstract: "Play an alert sound; vibrate instead when the output is muted.",
         discussion: """
         Muted means sfx's mute flag (`sfx mute`), the output's Master switch off or volume at \
-        zero, or no usable output. `vibrate-with-alert` in ~/.config/sfx/sfx.conf (never, \
+        zero, through a sound server the sink or sfx's stream muted or at zero volume, or no \
+        usable output: what `sfx mute status` reports. `vibrate-with-alert` in ~/.config/sfx/sfx.conf (never, \
         when-muted, always) decides when it vibrates. Prints what happened; exits 1 when it \
         could neither play nor vibrate.
         """,

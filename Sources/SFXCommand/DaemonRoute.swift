@@ -129,13 +129,3 @@ extension VibrateCommand {
         return 0
     }
 }
-
-extension MuteCommand {
-    /// Sets the flag through the daemon for on, off and toggle; false when it did not (no
-    /// daemon, or status), so the command sets it itself. The status shown after is read the same way.
-    static func setThroughDaemon(_ action: String, _ arguments: ParsedArguments) throws -> Bool {
-        guard ["on", "off", "toggle"].contains(action),
-              let client = try DaemonRoute.client(arguments) else { return false }
-        return try DaemonRoute.send(client, .mute, Fields(["action": action]), forced: arguments.flag(DaemonRoute.daemon)) != nil
-    }
-}

@@ -29,20 +29,11 @@ struct EngineSession {
         self.options = options
         var configuration = SoundEngine.Configuration()
         settings.apply(to: &configuration)
-        let deviceGiven = options.device != nil || settings.device != nil
-        if let device = options.device { configuration.output.device = device }
-        var route = "the configured device"
-        // The server is looked for once (a socket connection); the virtual card only without one.
-        let server = ServerOutput.choice(deviceGiven: deviceGiven)
-        if let server {
-            configuration.output.device = server.pcm
-            route = "no sound card here: the \(server.server.rawValue) server"
-        }
-        let fallback = try VirtualCardFallback.engage(deviceGiven: deviceGiven, serverChosen: server != nil)
+        let output = try Self.output(device: options.device, settings: settings)
+        configuration.output.device = output.device
+        let route = output.route
+        let fallback = output.fallback
         card = fallback?.card
-        if let fallback {
-            configuration.output.device = fallback.card.pcmName
-        }
         let notice = fallback.flatMap { options.quiet ? nil : "\($0.reason): playing through sfx's virtual card (\($0.card.shownDirectory.path))" }
         if let notice, !deferNotice { printError(notice) }
         self.notice = deferNotice ? notice : nil
@@ -83,6 +74,30 @@ struct EngineSession {
             for _ in 0..<100 where engine.metrics.rewind == .starting { usleep(2_000) }
             print("sfx: negotiated \(Self.setup(engine.metrics))")
         }
+    }
+
+    /// The output `play` and `alert` use, decided in this one place (`sfx mute status` reads
+    /// the same one): the device given (`--device`, else the settings file's, else `default`);
+    /// with neither given, on a machine with no sound card, a running sound server's PCM, else
+    /// sfx's virtual card (made current; its last recording cleared unless `keepRecordings`).
+    static func output(device option: String?, settings: UserSettings, keepRecordings: Bool = false) throws
+        -> (device: String, route: String, fallback: (card: VirtualCard, reason: String)?) {
+        let deviceGiven = option != nil || settings.device != nil
+        var device = option ?? settings.device ?? SoundEngine.Configuration().output.device
+        var route = "the configured device"
+        // The server is looked for once (a socket connection); the virtual card only without one.
+        let server = ServerOutput.choice(deviceGiven: deviceGiven)
+        if let server {
+            device = server.pcm
+            route = "no sound card here: the \(server.server.rawValue) server"
+        }
+        let fallback = try VirtualCardFallback.engage(deviceGiven: deviceGiven, serverChosen: server != nil,
+                                                      keepRecordings: keepRecordings)
+        if let fallback {
+            device = fallback.card.pcmName
+            route = "\(fallback.reason): sfx's virtual card"
+        }
+        return (device, route, fallback)
     }
 
     /// The negotiated setup in one line: format, rate, period and buffer, latency, priority, and

@@ -33,7 +33,10 @@ enum VirtualCardFallback {
     /// cleared at each run, else `$XDG_STATE_HOME/sfx/card` kept the same way, else a fresh
     /// mkdtemp directory in $TMPDIR; never at a fixed path in a directory others can write.
     /// `captureSource` is what the card's capture side plays (silence when nil).
-    static func engage(deviceGiven: Bool, serverChosen: Bool, captureSource: URL? = nil) throws -> (card: VirtualCard, reason: String)? {
+    /// `keepRecordings` leaves the last run's recording and event log (for `sfx mute status`,
+    /// which reads the card's mixer and plays nothing).
+    static func engage(deviceGiven: Bool, serverChosen: Bool, captureSource: URL? = nil,
+                       keepRecordings: Bool = false) throws -> (card: VirtualCard, reason: String)? {
         guard let reason = reason(deviceGiven: deviceGiven, serverChosen: serverChosen) else { return nil }
         let card: VirtualCard
         do {
@@ -42,7 +45,7 @@ enum VirtualCardFallback {
             // it, by sfx and by ALSA: no rename above it can swap in another configuration.
             let opened = try CardDirectory.openForUser()
             // Each run's recording starts afresh (unlink removes a link itself, never its target).
-            for old in (try? FileManager.default.contentsOfDirectory(atPath: opened.descriptorPath)) ?? []
+            for old in (keepRecordings ? nil : try? FileManager.default.contentsOfDirectory(atPath: opened.descriptorPath)) ?? []
             where old.hasPrefix("playback") || old == "events.log" {
                 unlinkat(opened.descriptor, old, 0)
             }

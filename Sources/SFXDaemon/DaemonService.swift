@@ -169,8 +169,12 @@ public final class DaemonService: Sendable {
         case let other: throw RequestError("unknown mute action '\(other)': expected on, off, toggle or status")
         }
         let state = engine.muteState()
-        return (.ok, Fields(["flag": flag.isMuted ? "on" : "off", "muted": "\(state.isMuted)",
-                             "state": state.description]).payload)
+        var reply = Fields(["flag": flag.isMuted ? "on" : "off", "muted": "\(state.isMuted)",
+                            "state": state.description, "device": state.device,
+                            "reasons": state.reasons.map(\.description).joined(separator: "\t")])
+        reply["server"] = state.server?.serverName
+        reply["mixer"] = state.master.flatMap { try? JSONEncoder().encode($0) }.map { String(decoding: $0, as: UTF8.self) }
+        return (.ok, reply.payload)
     }
 
     private func load(_ fields: Fields, file: Int32?) throws -> (ReplyKind, [UInt8]) {

@@ -101,8 +101,18 @@ public struct SoundServerState: Sendable, Equatable {
     public var sinkDescription: String?
     public var sinkMuted: Bool?
     public var sinkVolume: Double?
-    /// sfx's own stream, playing now (a sink-input of this process).
+    /// sfx's own stream, playing now (a sink-input of this process), once the session manager
+    /// has set it up. The server lists a new stream before that: pipewire-pulse shows one of the
+    /// pipewire plugin unmuted at volume 0 until it has read the stream's volume, and with no
+    /// sink until it is routed — a few milliseconds, far longer on a busy or freshly started
+    /// machine — so such a stream is read again every 5 ms until it is muted, or routed with a
+    /// volume above 0, for at most three quarters of the timeout. One still routed at volume 0
+    /// then counts as that; one still not routed is not read (`unsettledStreams`).
     public var stream: Stream?
+    /// sfx's streams still not set up when the wait ended.
+    public var unsettledStreams: Int
+    /// How often sfx's streams were read again, waiting for the session manager.
+    public var rereads: Int
     /// What the server will apply to sfx's next stream (its stream-restore entry).
     public var restored: Stream?
 
@@ -122,6 +132,8 @@ public struct SoundServerState: Sendable, Equatable {
             ? Stream(application: text(&raw.stream_name), muted: raw.stream_mute == 1,
                      volume: raw.stream_volume < 0 ? nil : raw.stream_volume)
             : nil
+        unsettledStreams = Int(raw.streams_unsettled)
+        rereads = Int(raw.stream_rereads)
         restored = raw.restore_found == 1
             ? Stream(application: text(&raw.restore_name), muted: raw.restore_mute == 1,
                      volume: raw.restore_volume < 0 ? nil : raw.restore_volume)
@@ -129,7 +141,7 @@ public struct SoundServerState: Sendable, Equatable {
     }
 
     /// Every reason the server keeps sfx's sound from being heard, each one line; empty when none.
-    /// sfx's stream playing now decides; without one, the entry the server will apply does.
+    /// sfx's stream playing now decides; without one set up, the entry the server will apply does.
     public var silencingReasons: [String] {
         var reasons: [String] = []
         let sink = sinkDescription.map { "the sink \"\($0)\"" } ?? sinkName.map { "the sink \($0)" } ?? "the sink"

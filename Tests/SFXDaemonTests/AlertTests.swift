@@ -33,4 +33,25 @@ final class DaemonAlertTests: DaemonTestCase {
         XCTAssertTrue(status.stdout.contains("\"muteFlag\":true") && status.stdout.contains("\"hapticBackend\":\"command\""), status.stdout)
         XCTAssertEqual(stopDaemon(), 0)
     }
+
+    /// `sfx mute status` asks the daemon when one answers, as `sfx alert` does, so the two say
+    /// the same: here the card's Master switch off, in the alert's words.
+    func testMuteStatusThroughTheDaemonSaysWhatItsAlertsDo() throws {
+        try startDaemon()
+        card.masterSwitch = false
+        let alert = try run(["alert", "--daemon", "bell"])
+        XCTAssertTrue(alert.stdout.hasPrefix("not played (muted: the output's Master switch is off)"), alert.stdout)
+        let json = try run(["mute", "status", "--daemon", "--json"])
+        XCTAssertEqual(json.status, 0, json.stderr)
+        let fields = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], json.stdout)
+        XCTAssertEqual(fields["muted"] as? Bool, true)
+        XCTAssertEqual(fields["daemon"] as? Bool, true)
+        XCTAssertEqual(fields["reasons"] as? [String], ["the output's Master switch is off"])
+        XCTAssertEqual((fields["mixer"] as? [String: Any])?["switchOn"] as? Bool, false, json.stdout)
+        let text = try run(["mute", "status", "--daemon"])
+        XCTAssertTrue(text.stdout.hasSuffix("muted: the output's Master switch is off\n"), text.stdout)
+        card.masterSwitch = true
+        XCTAssertEqual(try run(["mute", "status", "--daemon", "-q"]).status, 1)
+        XCTAssertEqual(stopDaemon(), 0)
+    }
 }
