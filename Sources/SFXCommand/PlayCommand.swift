@@ -36,6 +36,7 @@ enum PlayCommand: Subcommand {
         let normalize = try normalization(arguments)
         if let status = try playThroughDaemon(arguments, sounds: sounds, volume: volume, pan: pan, loops: loops) { return status }
         let options = try OutputOptions(arguments)
+        if options.verbose { print("sfx: in-process: \(DaemonRoute.inProcessReason)") }
         let settings = try CommandSettings.load(quiet: options.quiet)
         try SoundArgument.checkFilesExist(sounds)
         let session = try EngineSession(options, settings: settings, deferStart: true, plays: sounds.count + 1,   // + the ending
