@@ -19,8 +19,10 @@ struct EngineSession {
     /// `plays`: with `deferStart`, how many sounds the command queues before the stream starts
     /// (its command queue is sized for them).
     /// `preload`: system sounds the command plays at once, decoded while the device opens.
+    /// `cardDirectory`: the name of the virtual card's directory beside the user's card
+    /// (`VirtualCardFallback.engage`), "card" unless told (the daemon has its own).
     init(_ options: OutputOptions, settings: UserSettings, idleTimeout: Duration? = nil, deferStart: Bool = false,
-         plays: Int = 1, preload: [String] = [], rewind: Bool = true) throws {
+         plays: Int = 1, preload: [String] = [], rewind: Bool = true, cardDirectory: String = "card") throws {
         self.options = options
         var configuration = SoundEngine.Configuration()
         settings.apply(to: &configuration)
@@ -33,7 +35,7 @@ struct EngineSession {
             configuration.output.device = server.pcm
             route = "no sound card here: the \(server.server.rawValue) server"
         }
-        let fallback = try VirtualCardFallback.engage(deviceGiven: deviceGiven, serverChosen: server != nil)
+        let fallback = try VirtualCardFallback.engage(deviceGiven: deviceGiven, serverChosen: server != nil, directoryName: cardDirectory)
         card = fallback?.card
         if let fallback {
             configuration.output.device = fallback.card.pcmName

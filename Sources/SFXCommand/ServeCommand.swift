@@ -88,8 +88,10 @@ enum ServeCommand: Subcommand {
             let milliseconds = try idle.read(arguments) ?? 100
             // Rewind mode where the device allows it, as for the library: a client's play is
             // heard about a millisecond after it arrives while the device keeps a deep buffer.
+            // On the virtual card, a card of its own: in-process plays clear the user's card.
             session = try EngineSession(options, settings: settings,
-                                        idleTimeout: milliseconds == 0 ? nil : .milliseconds(milliseconds))
+                                        idleTimeout: milliseconds == 0 ? nil : .milliseconds(milliseconds),
+                                        cardDirectory: "daemon-card")
         } catch {
             listening.close()
             throw error

@@ -28,13 +28,20 @@ enum VirtualCardFallback {
     /// `CardDirectory.forUser`): `$XDG_RUNTIME_DIR/sfx/card`, whose last recording and log are
     /// cleared at each run, else `$XDG_STATE_HOME/sfx/card` kept the same way, else a fresh
     /// mkdtemp directory in $TMPDIR; never at a fixed path in a directory others can write.
-    /// `captureSource` is what the card's capture side plays (silence when nil).
-    static func engage(deviceGiven: Bool, serverChosen: Bool, captureSource: URL? = nil) throws -> (card: VirtualCard, reason: String)? {
+    /// `captureSource` is what the card's capture side plays (silence when nil). `directoryName`
+    /// other than "card" is a card of its own beside the user's (`sfx serve`: "daemon-card"), so
+    /// that an in-process run, which clears the user's card, never takes the daemon's recording.
+    static func engage(deviceGiven: Bool, serverChosen: Bool, captureSource: URL? = nil,
+                       directoryName: String = "card") throws -> (card: VirtualCard, reason: String)? {
         guard let reason = reason(deviceGiven: deviceGiven, serverChosen: serverChosen) else { return nil }
         let card: VirtualCard
         do {
             let plugin = try VirtualCard.locatePlugin()   // first: a failure leaves no directory behind
-            let directory = try CardDirectory.forUser()
+            var directory = try CardDirectory.forUser()
+            if directoryName != "card" {
+                directory = directory.deletingLastPathComponent().appending(path: directoryName, directoryHint: .isDirectory)
+                try CardDirectory.prepare(directory)
+            }
             // Each run's recording starts afresh (unlink removes a link itself, never its target).
             for old in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
             where old.hasPrefix("playback") || old == "events.log" {

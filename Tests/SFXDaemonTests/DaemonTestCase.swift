@@ -68,13 +68,14 @@ class DaemonTestCase: XCTestCase {
         return environment
     }
 
-    /// Starts `sfx serve` on the card and waits until it answers.
+    /// Starts `sfx serve` on the card (or, `onCard` false, where it finds one itself) and waits
+    /// until it answers.
     @discardableResult
-    func startDaemon(_ arguments: [String] = []) throws -> Process {
+    func startDaemon(_ arguments: [String] = [], onCard: Bool = true, environment extra: [String: String?] = [:]) throws -> Process {
         let process = Process()
         process.executableURL = Self.program
-        process.arguments = ["serve", "--device", card.pcmName, "-q"] + arguments
-        process.environment = environment()
+        process.arguments = ["serve"] + (onCard ? ["--device", card.pcmName] : []) + ["-q"] + arguments
+        process.environment = environment(extra)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
