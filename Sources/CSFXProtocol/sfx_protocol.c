@@ -226,5 +226,5 @@ int sfx_wake_descriptor(void) {
 }
 
 int sfx_reply_is_busy(const sfx_frame_header *header, const char *payload) {
-    return header->type == SFX_REPLY_ERROR && header->id == 0 && strncmp(payload, "busy:", 5) == 0;
+    return header->type == SFX_REPLY_ERROR && strncmp(payload, "busy:", 5) == 0;
 }

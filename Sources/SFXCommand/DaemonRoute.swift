@@ -59,6 +59,8 @@ enum DaemonRoute {
         do {
             reply = try client.request(kind, fields, file: file)
         } catch {
+            // A load has no in-process equivalent: a busy daemon is its answer.
+            if forced || kind == .load, case .busy = error { throw Failure(error.description) }
             if forced { throw Failure(error.description) }
             inProcessReason = "\(error.description) (at \(client.path))"
             return nil

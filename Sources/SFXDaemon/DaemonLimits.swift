@@ -15,6 +15,9 @@ public struct DaemonLimits: Sendable, Equatable {
     /// reading that connection until one is answered (its descriptors wait in the kernel, not
     /// in the daemon).
     public var queuedRequestsPerClient = DaemonLimits.defaultQueuedRequestsPerClient
+    /// Requests with a passed file on the loader at once, from all clients together (each holds a
+    /// descriptor); beyond, a file request is refused `busy:` and its descriptor closed at once.
+    public var queuedFiles = DaemonLimits.defaultQueuedFiles
     /// Bytes of replies one connection may leave unread; at half, the daemon stops reading its
     /// requests; a connection that reads nothing for `unreadTimeoutSeconds` while its replies wait
     /// is closed.
@@ -35,6 +38,7 @@ public struct DaemonLimits: Sendable, Equatable {
     public static let defaultConnections = 1024
     public static let defaultConnectionsPerUser = 256
     public static let defaultQueuedRequestsPerClient = 8
+    public static let defaultQueuedFiles = 64
     public static let defaultOutgoingBytesPerClient = 256 << 10
     public static let defaultIdleTimeoutSeconds = 30.0
     public static let defaultUnreadTimeoutSeconds = 10.0

@@ -60,7 +60,9 @@ public final class DaemonServer: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private let work = DispatchQueue(label: "sfx-daemon-work")
     private let loader = DispatchQueue(label: "sfx-daemon-load")
-    private let finished = Mutex<[(client: UInt64, frame: [UInt8])]>([])
+    private let finished = Mutex<[(client: UInt64, frame: [UInt8], file: Bool)]>([])
+    /// Requests with a file on the loader, from every client (the loop thread's).
+    private var filesInHand = 0
 
     private final class Client {
         let fd: Int32
@@ -337,17 +339,22 @@ public final class DaemonServer: @unchecked Sendable {
             let (replyKind, payload) = service.handle(kind, fields, file: file, context: RequestContext(uid: client.uid))
             return reply(client, id: id, replyKind, payload)
         }
+        if file != nil, filesInHand >= limits.queuedFiles {
+            closeAll()
+            return reply(client, id: id, .error, "busy: the daemon is reading \(filesInHand) files for its clients, its limit; try again in a moment")
+        }
         let serial = client.serial
         let context = RequestContext(uid: client.uid, clients: clientCount.load(ordering: .relaxed),
                                      clientsServed: clientsServed.load(ordering: .relaxed), socket: socket.path)
         client.pending += 1
+        if file != nil { filesInHand += 1 }
         // A file is read and decoded on the loader, so that a slow one never holds a status.
         (file != nil ? loader : work).async { [self] in
             let (replyKind, payload) = service.handle(kind, fields, file: file, context: context)
             let frame = Frame.encode(type: replyKind.rawValue, id: id, payload: payload)
                 ?? Frame.encode(type: ReplyKind.error.rawValue, id: id, payload: Array("the reply is too long for a frame".utf8))!
             if replyKind == .error { errorsSent.wrappingAdd(1, ordering: .relaxed) }
-            finished.withLock { $0.append((serial, frame)) }
+            finished.withLock { $0.append((serial, frame, file != nil)) }
             var one: UInt64 = 1
             _ = write(wake, &one, 8)
         }
@@ -356,11 +363,12 @@ public final class DaemonServer: @unchecked Sendable {
     private func takeFinished() {
         var value: UInt64 = 0
         _ = read(wake, &value, 8)
-        let done = finished.withLock { list -> [(client: UInt64, frame: [UInt8])] in
+        let done = finished.withLock { list -> [(client: UInt64, frame: [UInt8], file: Bool)] in
             defer { list.removeAll() }
             return list
         }
-        for (serial, frame) in done {
+        for (serial, frame, file) in done {
+            if file { filesInHand -= 1 }
             guard let fd = bySerial[serial], let client = clients[fd] else { continue }   // gone meanwhile
             client.pending -= 1
             enqueue(client, frame)

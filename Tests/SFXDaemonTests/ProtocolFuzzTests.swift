@@ -241,6 +241,31 @@ final class DaemonAttackTests: DaemonTestCase {
         let held = descriptors(of: daemon)
         print("queued loads: \(sent) sent unread, the daemon holds \(held) descriptors")
         XCTAssertLessThan(held, 200, "\(sent) loads queued")
+        // Forty clients at once, each with as many loads as it may have in hand and more: the
+        // daemon takes 64 files in all, and says busy to the rest.
+        let long = try writeTone("long.wav", seconds: 5)
+        let longFile = open(long.path, O_RDONLY | O_CLOEXEC)
+        defer { close(longFile) }
+        var many: [Int32] = []
+        defer { for fd in many { close(fd) } }
+        for _ in 0..<40 {
+            let fd = try connect()
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            many.append(fd)
+        }
+        for round in 0..<12 {
+            for fd in many {
+                let bytes = Array("name=long\(round)\nfile=1\n".utf8)
+                _ = bytes.withUnsafeBytes { sfx_send_frame(fd, 6, UInt32(round + 1), $0.baseAddress, bytes.count, longFile) }
+            }
+        }
+        var most = 0
+        for _ in 0..<20 {
+            most = max(most, descriptors(of: daemon))
+            usleep(50_000)
+        }
+        print("queued loads: 40 clients × 12 loads of a 5 s file: the daemon held at most \(most) descriptors")
+        XCTAssertLessThan(most, 200)
         let other = try connect()
         defer { close(other) }
         XCTAssertEqual(try request(other, 7, id: 1, "").type, 0x80)

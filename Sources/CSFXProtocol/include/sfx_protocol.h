@@ -84,8 +84,9 @@ int sfx_client_timeout_ms(void);
 /// backlog stayed full).
 int sfx_client_connect(const char *path, int any_owner);
 
-/// Whether an error reply says the daemon is at a limit (`busy: …`, id 0, at connect): the
-/// client plays in-process, as with no daemon. Returns 1 or 0.
+/// Whether an error reply says the daemon is at a limit (`busy: …`: id 0 at connect, or the
+/// request's id for a file when the daemon reads as many as it may): the client plays
+/// in-process, as with no daemon. Returns 1 or 0.
 int sfx_reply_is_busy(const sfx_frame_header *header, const char *payload);
 
 /// Sends one frame, with `pass_fd` attached (SCM_RIGHTS) when ≥ 0. Returns 0 or -errno.
