@@ -20,6 +20,9 @@ enum DaemonRoute {
     static let whyKey = "SFX_DAEMON_WHY"
     /// Why the last `client` or `send` returned nil (for -v: "in-process: …").
     nonisolated(unsafe) static var inProcessReason = "no daemon was asked"
+    /// Whether something listens at the socket but did not answer in time (a full backlog, or no
+    /// reply): a daemon stuck or flooded, not an absent one.
+    nonisolated(unsafe) static var unanswered = false
 
     /// A connection to the daemon, or nil to run in-process. `usable` false (options the daemon
     /// cannot honour, such as another device) means in-process, and a usage error with --daemon.
@@ -47,6 +50,7 @@ enum DaemonRoute {
         } catch {
             if forced { throw Failure(error.description) }
             inProcessReason = error.description
+            if case .unreachable(_, let code) = error, code == EAGAIN || code == ETIMEDOUT { unanswered = true }
             return nil
         }
     }
@@ -63,6 +67,7 @@ enum DaemonRoute {
             if forced || kind == .load, case .busy = error { throw Failure(error.description) }
             if forced { throw Failure(error.description) }
             inProcessReason = "\(error.description) (at \(client.path))"
+            unanswered = true
             return nil
         }
         if reply.kind == .error { throw Failure(reply.text) }

@@ -29,7 +29,7 @@ enum StatusCommand: Subcommand {
             }
         } else {
             // A daemon that took the connection but did not answer is running, stuck or flooded.
-            if client != nil { unanswered = DaemonRoute.inProcessReason }
+            if DaemonRoute.unanswered { unanswered = DaemonRoute.inProcessReason }
             let options = try OutputOptions(arguments)
             let settings = try CommandSettings.load(quiet: true)
             let session = try EngineSession(options, settings: settings)

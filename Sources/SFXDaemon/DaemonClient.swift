@@ -32,6 +32,8 @@ public final class DaemonClient {
                 return "no daemon socket: XDG_RUNTIME_DIR is not set; start `sfx serve` in a session that sets it, or give --socket PATH"
             case .unreachable(let path, let code) where code == EPERM:
                 return "the socket \(path) belongs to a daemon of another user; start your own with `sfx serve`"
+            case .unreachable(let path, let code) where code == EAGAIN || code == ETIMEDOUT:
+                return "the daemon at \(path) did not take the connection in \(sfx_client_timeout_ms()) ms (its backlog is full: flooded or stuck); see `sfx status`, or add --no-daemon"
             case .unreachable(let path, let code):
                 return "no daemon answers at \(path) (\(String(cString: strerror(code)))); start it with `sfx serve` (or `systemctl --user start sfx`)"
             case .noReply(let code) where code == ETIMEDOUT || code == EAGAIN:
