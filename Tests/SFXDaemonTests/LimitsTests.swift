@@ -46,6 +46,34 @@ final class LimitsTests: DaemonTestCase {
         XCTAssertEqual(stopDaemon(), 0)
     }
 
+    func testSoundsOfAllClientsAreCappedByCountAndMemory() throws {
+        try startDaemon(["--max-sounds", "2", "--max-sound-memory", "1"])
+        let tone = try writeTone("one.wav", seconds: 1)      // 384,000 bytes decoded
+        let big = try writeTone("two.wav", seconds: 2)       // 768,000 bytes
+        let fd = try connect()
+        defer { close(fd) }
+        func load(_ name: String, _ url: URL) throws -> (type: UInt8, id: UInt32, text: String) {
+            let file = open(url.path, O_RDONLY | O_CLOEXEC)
+            defer { close(file) }
+            return try request(fd, 6, id: 1, "name=\(name)\nfile=1\n", pass: file)
+        }
+        XCTAssertEqual(try load("a", tone).type, 0x81)
+        let heavy = try load("b", big)
+        XCTAssertEqual(heavy.type, 0x82)
+        XCTAssertTrue(heavy.text.contains("over its 1.0 MB in all") && heavy.text.contains("--max-sound-memory"), heavy.text)
+        XCTAssertEqual(try load("b", tone).type, 0x81)
+        let third = try load("c", tone)
+        XCTAssertEqual(third.type, 0x82)
+        XCTAssertTrue(third.text.contains("holds 2 loaded sounds") && third.text.contains("--max-sounds"), third.text)
+        // A file passed to play counts while it plays: over the memory, refused.
+        let file = open(big.path, O_RDONLY | O_CLOEXEC)
+        defer { close(file) }
+        let played = try request(fd, 1, id: 9, "file=1\nvolume=0.001\n", pass: file)
+        XCTAssertEqual(played.type, 0x82, played.text)
+        XCTAssertTrue(played.text.contains("--max-sound-memory"), played.text)
+        XCTAssertEqual(stopDaemon(), 0)
+    }
+
     func testARuntimeDirectoryOfAnotherUserIsRefused() throws {
         guard geteuid() == 0 else { throw XCTSkip("needs root to give a directory to another user") }
         let runtime = scratch.appending(path: "other-runtime")
