@@ -150,8 +150,9 @@ public final class ListeningSocket {
             throw DaemonError("\(path) exists and is not a socket of yours; remove it, or give another --socket")
         }
         let probe = sfx_client_connect(path, 1)
-        if probe >= 0 {
-            Glibc.close(probe)
+        // A full backlog (EAGAIN) is a daemon flooded or stuck, not gone: its socket stays.
+        if probe >= 0 || probe == -EAGAIN || probe == -ETIMEDOUT {
+            if probe >= 0 { Glibc.close(probe) }
             throw DaemonError("a daemon already answers at \(path); stop it first (`systemctl --user stop sfx`, or kill it) or give another --socket")
         }
         unlink(path)

@@ -106,5 +106,11 @@ final class StuckDaemonTests: DaemonTestCase {
                 if connected == 0 { held.append(fd) } else { close(fd) }
             }
         }
+        // A second daemon does not take the socket of one whose backlog is full.
+        let second = try run(["serve", "-q", "--device", card.pcmName], prefix: ["/usr/bin/timeout", "20"])
+        XCTAssertEqual(second.status, 1, second.stderr)
+        XCTAssertTrue(second.stderr.contains("a daemon already answers at \(socketPath)"), second.stderr)
+        var info = stat()
+        XCTAssertEqual(lstat(socketPath, &info), 0, "the socket is still there")
     }
 }
