@@ -77,14 +77,30 @@ int sfx_socket_path(char *out, size_t capacity) {
     return written > 0 && (size_t)written < capacity ? 0 : -1;
 }
 
+int sfx_client_timeout_ms(void) {
+    const char *text = getenv("SFX_DAEMON_TIMEOUT");
+    if (text && *text) {
+        char *end;
+        long value = strtol(text, &end, 10);
+        if (*end == 0 && value >= 1 && value <= 60000) return (int)value;
+    }
+    return SFX_CLIENT_TIMEOUT_MS;
+}
+
 int sfx_client_connect(const char *path, int any_owner) {
     struct sockaddr_un address = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof address.sun_path) return -ENAMETOOLONG;
     strcpy(address.sun_path, path);
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (fd < 0) return -errno;
+    // A Unix socket's connect and send wait for room (a full listen backlog, a full peer) only
+    // as long as SO_SNDTIMEO: a daemon flooded or stuck costs the client this much, no more.
+    // Where there is room, connect returns at once: nothing is added to the fast path.
+    int timeout = sfx_client_timeout_ms();
+    struct timeval bound = {.tv_sec = timeout / 1000, .tv_usec = (timeout % 1000) * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof bound);
     if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
-        int code = errno;
+        int code = errno == EINPROGRESS ? ETIMEDOUT : errno;
         close(fd);
         return -code;
     }
@@ -207,4 +223,8 @@ int sfx_accept(int listening) {
 int sfx_wake_descriptor(void) {
     int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     return fd < 0 ? -errno : fd;
+}
+
+int sfx_reply_is_busy(const sfx_frame_header *header, const char *payload) {
+    return header->type == SFX_REPLY_ERROR && strncmp(payload, "busy:", 5) == 0;
 }

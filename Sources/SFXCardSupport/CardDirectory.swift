@@ -35,23 +35,25 @@ public enum CardDirectory {
     /// checked on each descriptor (`OwnedDirectory`), and held open: give the card its
     /// `descriptorPath` (`VirtualCard(opened:…)`), and no rename of a directory above it, by
     /// anyone, can change which directory the card's configuration is read from.
-    public static func openForUser(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> OwnedDirectory {
+    /// `name` other than "card" is a card directory of its own beside the user's (the daemon's).
+    public static func openForUser(name: String = "card",
+                                   environment: [String: String] = ProcessInfo.processInfo.environment) throws -> OwnedDirectory {
         do {
             if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"),
-               let opened = try OwnedDirectory.open(base: URL(filePath: runtime, directoryHint: .isDirectory), components: ["sfx", "card"],
+               let opened = try OwnedDirectory.open(base: URL(filePath: runtime, directoryHint: .isDirectory), components: ["sfx", name],
                                                     create: true, privateCount: 3, role: "XDG_RUNTIME_DIR",
                                                     modeFix: "fix its owner and mode (chmod 700) or unset XDG_RUNTIME_DIR") {
                 return opened
             }
             if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/"),
-               let opened = try OwnedDirectory.open(base: URL(filePath: state, directoryHint: .isDirectory), components: ["sfx", "card"],
+               let opened = try OwnedDirectory.open(base: URL(filePath: state, directoryHint: .isDirectory), components: ["sfx", name],
                                                     create: true, createBase: true, privateCount: 2, role: "XDG_STATE_HOME",
                                                     modeFix: modeFix) {
                 return opened
             }
             if let home = environment["HOME"], home.hasPrefix("/"), home != "/",
                let opened = try OwnedDirectory.open(base: URL(filePath: home, directoryHint: .isDirectory),
-                                                    components: [".local", "state", "sfx", "card"],
+                                                    components: [".local", "state", "sfx", name],
                                                     create: true, privateCount: 2, role: "HOME", modeFix: modeFix) {
                 return opened
             }

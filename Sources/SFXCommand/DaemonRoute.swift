@@ -16,6 +16,13 @@ enum DaemonRoute {
     static let specs = [daemon, noDaemon, socket]
     /// Set by the `sfx` front when it found no daemon: do not ask again.
     static let triedKey = "SFX_DAEMON_TRIED"
+    /// Set by the front beside `triedKey`: why the daemon did not play (one line).
+    static let whyKey = "SFX_DAEMON_WHY"
+    /// Why the last `client` or `send` returned nil (for -v: "in-process: …").
+    nonisolated(unsafe) static var inProcessReason = "no daemon was asked"
+    /// Whether something listens at the socket but did not answer in time (a full backlog, or no
+    /// reply): a daemon stuck or flooded, not an absent one.
+    nonisolated(unsafe) static var unanswered = false
 
     /// A connection to the daemon, or nil to run in-process. `usable` false (options the daemon
     /// cannot honour, such as another device) means in-process, and a usage error with --daemon.
@@ -24,16 +31,26 @@ enum DaemonRoute {
         if forced, arguments.flag(noDaemon) {
             throw UsageError(message: "give --daemon or --no-daemon, not both", command: arguments.spec)
         }
-        if arguments.flag(noDaemon) { return nil }
-        guard usable else {
-            if forced { throw UsageError(message: "the daemon cannot \(why); drop it or use --no-daemon", command: arguments.spec) }
+        if arguments.flag(noDaemon) {
+            inProcessReason = "--no-daemon"
             return nil
         }
-        if !forced, ProcessInfo.processInfo.environment[triedKey] == "1", arguments.value(socket) == nil { return nil }
+        guard usable else {
+            if forced { throw UsageError(message: "the daemon cannot \(why); drop it or use --no-daemon", command: arguments.spec) }
+            inProcessReason = "the daemon cannot \(why)"
+            return nil
+        }
+        let environment = ProcessInfo.processInfo.environment
+        if !forced, environment[triedKey] == "1", arguments.value(socket) == nil {
+            inProcessReason = environment[whyKey] ?? "the daemon did not answer the sfx front"
+            return nil
+        }
         do {
             return try DaemonClient.connect(path: arguments.value(socket))
         } catch {
             if forced { throw Failure(error.description) }
+            inProcessReason = error.description
+            if case .unreachable(_, let code) = error, code == EAGAIN || code == ETIMEDOUT { unanswered = true }
             return nil
         }
     }
@@ -46,7 +63,11 @@ enum DaemonRoute {
         do {
             reply = try client.request(kind, fields, file: file)
         } catch {
+            // A load has no in-process equivalent: a busy daemon is its answer.
+            if forced || kind == .load, case .busy = error { throw Failure(error.description) }
             if forced { throw Failure(error.description) }
+            inProcessReason = "\(error.description) (at \(client.path))"
+            unanswered = true
             return nil
         }
         if reply.kind == .error { throw Failure(reply.text) }
@@ -77,21 +98,37 @@ enum DaemonRoute {
 extension PlayCommand {
     /// Plays through the daemon: 0 once every sound is accepted; nil to play in-process.
     static func playThroughDaemon(_ arguments: ParsedArguments, sounds: [SoundArgument], volume: Float, pan: Float, loops: Int) throws -> Int32? {
-        let custom = OutputOptions.specs.filter { $0.name != "quiet" }.contains { arguments.flag($0) || arguments.value($0) != nil }
+        let custom = OutputOptions.specs.filter { $0.name != "quiet" && $0.name != "verbose" }.contains { arguments.flag($0) || arguments.value($0) != nil }
             || arguments.flag(normalize) || arguments.value(normalizeTo.spec) != nil
             || PlayerPlayback.specs.contains { arguments.flag($0) || arguments.value($0) != nil }
         guard let client = try DaemonRoute.client(arguments, usable: !custom,
-                                                  why: "change the device, period, normalisation, speed, start or ending, or print the setup (--verbose)") else { return nil }
+                                                  why: "change the device, period, normalisation, speed, start or ending") else { return nil }
         let forced = arguments.flag(DaemonRoute.daemon)
+        let verbose = arguments.flag(OutputOptions.verbose)
+        var voices: [String] = []
         for (index, sound) in sounds.enumerated() {
             var (fields, file) = try DaemonRoute.sound(sound)
             defer { if let file { close(file) } }
             fields["volume"] = "\(volume)"
             fields["pan"] = "\(pan)"
             fields["loops"] = "\(loops)"
-            guard try DaemonRoute.send(client, .play, fields, file: file, forced: forced) != nil else {
+            guard let reply = try DaemonRoute.send(client, .play, fields, file: file, forced: forced) else {
                 if index == 0 { return nil }
                 throw Failure("the daemon went away after playing \(index) of \(sounds.count) sounds; see `sfx status`")
+            }
+            let label = switch sound {
+            case .system(let name): name
+            case .file(let path): path.description
+            case .standardInput: "standard input"
+            }
+            voices.append("\(label) as voice \(reply.fields["id"] ?? "?")")
+        }
+        if verbose {
+            // The daemon's view: its device and setup, as `sfx status` shows them.
+            print("sfx: via the daemon at \(client.path): played \(voices.joined(separator: ", "))")
+            if let reply = try? client.request(.status), reply.kind == .ok,
+               let status = try? JSONDecoder().decode(DaemonStatus.self, from: Data(reply.payload)) {
+                print("sfx: the daemon's \(status.setupLine)")
             }
         }
         return 0

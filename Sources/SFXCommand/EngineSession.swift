@@ -24,12 +24,15 @@ struct EngineSession {
     /// `preload`: system sounds the command plays at once, decoded while the device opens.
     /// `deferNotice`: the virtual card's notice waits for `announce`, which a command calls once
     /// its sounds are loaded, so that an error (no such sound) is the only line printed.
+    /// `cardDirectory`: the name of the virtual card's directory beside the user's card
+    /// (`VirtualCardFallback.engage`), "card" unless told (the daemon has its own).
     init(_ options: OutputOptions, settings: UserSettings, idleTimeout: Duration? = nil, deferStart: Bool = false,
-         plays: Int = 1, preload: [String] = [], rewind: Bool = true, deferNotice: Bool = false) throws {
+         plays: Int = 1, preload: [String] = [], rewind: Bool = true, deferNotice: Bool = false,
+         cardDirectory: String = "card") throws {
         self.options = options
         var configuration = SoundEngine.Configuration()
         settings.apply(to: &configuration)
-        let output = try Self.output(device: options.device, settings: settings)
+        let output = try Self.output(device: options.device, settings: settings, cardDirectory: cardDirectory)
         configuration.output.device = output.device
         let route = output.route
         let fallback = output.fallback
@@ -80,7 +83,8 @@ struct EngineSession {
     /// the same one): the device given (`--device`, else the settings file's, else `default`);
     /// with neither given, on a machine with no sound card, a running sound server's PCM, else
     /// sfx's virtual card (made current; its last recording cleared unless `keepRecordings`).
-    static func output(device option: String?, settings: UserSettings, keepRecordings: Bool = false) throws
+    static func output(device option: String?, settings: UserSettings, keepRecordings: Bool = false,
+                       cardDirectory: String = "card") throws
         -> (device: String, route: String, fallback: (card: VirtualCard, reason: String)?) {
         let deviceGiven = option != nil || settings.device != nil
         var device = option ?? settings.device ?? SoundEngine.Configuration().output.device
@@ -92,7 +96,7 @@ struct EngineSession {
             route = "no sound card here: the \(server.server.rawValue) server"
         }
         let fallback = try VirtualCardFallback.engage(deviceGiven: deviceGiven, serverChosen: server != nil,
-                                                      keepRecordings: keepRecordings)
+                                                      keepRecordings: keepRecordings, directoryName: cardDirectory)
         if let fallback {
             device = fallback.card.pcmName
             route = "\(fallback.reason): sfx's virtual card"

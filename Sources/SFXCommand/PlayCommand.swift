@@ -48,6 +48,7 @@ enum PlayCommand: Subcommand {
         // The daemon reads sound files with headers: raw PCM is decoded here.
         if raw == nil, let status = try playThroughDaemon(arguments, sounds: sounds, volume: volume, pan: pan, loops: loops) { return status }
         let options = try OutputOptions(arguments)
+        if options.verbose { print("sfx: in-process: \(DaemonRoute.inProcessReason)") }
         let settings = try CommandSettings.load(quiet: options.quiet)
         try SoundArgument.checkFilesExist(sounds)
         let session = try EngineSession(options, settings: settings, deferStart: true, plays: sounds.count + 1,   // + the ending

@@ -18,18 +18,40 @@ enum ServeCommand: Subcommand {
         """,
         examples: ["sfx serve", "sfx serve --system --socket /run/sfx/sfx.sock --group audio", "systemctl --user enable --now sfx"],
         positionals: [],
-        options: [socket, system, group, config, idle.spec] + OutputOptions.specs)
+        options: [socket, system, group, config, idle.spec] + limitOptions.map(\.spec) + OutputOptions.specs)
 
     static let socket = OptionSpec.option("socket", value: "PATH", help: "Listen here (default $XDG_RUNTIME_DIR/sfx/sfx.sock; with --system, /run/sfx/sfx.sock).")
     static let system = OptionSpec.flag("system", help: "System mode for kiosks: --socket anywhere, shared with --group.")
     static let group = OptionSpec.option("group", value: "NAME", help: "With --system: members of this group may use the daemon (socket 0660).")
     static let idle = IntegerOption(spec: .option("idle-timeout", value: "MS", help: "Close the device after this much silence, 0 to keep it open (default 100): the next sound reopens it and is in its first period, with no buffer of silence ahead."), range: 0...86_400_000)
     static let config = OptionSpec.option("config", value: "FILE", help: "The sounds to preload (default $XDG_CONFIG_HOME/sfx/serve.conf).")
+    static let maxConnections = IntegerOption(spec: .option("max-connections", value: "N", help: "Connections open at once (default \(DaemonLimits.defaultConnections)); at the limit the longest-idle one is closed."), range: 1...65_536)
+    static let maxConnectionsPerUser = IntegerOption(spec: .option("max-connections-per-user", value: "N", help: "Connections one uid may hold open (default \(DaemonLimits.defaultConnectionsPerUser))."), range: 1...65_536)
+    static let clientIdleTimeout = IntegerOption(spec: .option("client-idle-timeout", value: "S", help: "Close a connection idle this many seconds, 0 never (default \(Int(DaemonLimits.defaultIdleTimeoutSeconds)))."), range: 0...86_400)
+    static let maxSounds = IntegerOption(spec: .option("max-sounds", value: "N", help: "Sounds clients may load, in all (default \(DaemonLimits.defaultSounds))."), range: 0...1_000_000)
+    static let maxSoundsPerClient = IntegerOption(spec: .option("max-sounds-per-client", value: "N", help: "Sounds one uid may load (default \(DaemonLimits.defaultSoundsPerClient))."), range: 0...1_000_000)
+    static let maxSoundMemory = IntegerOption(spec: .option("max-sound-memory", value: "MB", help: "Decoded memory of clients' sounds, in all (default \(DaemonLimits.defaultSoundBytes >> 20))."), range: 1...1_048_576)
+    static let maxSoundMemoryPerClient = IntegerOption(spec: .option("max-sound-memory-per-client", value: "MB", help: "Decoded memory of one uid's sounds (default \(DaemonLimits.defaultSoundBytesPerClient >> 20))."), range: 1...1_048_576)
+    static let limitOptions = [maxConnections, maxConnectionsPerUser, clientIdleTimeout, maxSounds, maxSoundsPerClient, maxSoundMemory, maxSoundMemoryPerClient]
+
+    /// The daemon's limits: the defaults, changed by the options given.
+    static func limits(_ arguments: ParsedArguments) throws -> DaemonLimits {
+        var limits = DaemonLimits()
+        if let n = try maxConnections.read(arguments) { limits.connections = n }
+        if let n = try maxConnectionsPerUser.read(arguments) { limits.connectionsPerUser = n }
+        if let n = try clientIdleTimeout.read(arguments) { limits.idleTimeoutSeconds = Double(n) }
+        if let n = try maxSounds.read(arguments) { limits.sounds = n }
+        if let n = try maxSoundsPerClient.read(arguments) { limits.soundsPerClient = n }
+        if let n = try maxSoundMemory.read(arguments) { limits.soundBytes = n << 20 }
+        if let n = try maxSoundMemoryPerClient.read(arguments) { limits.soundBytesPerClient = n << 20 }
+        return limits
+    }
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let options = try OutputOptions(arguments)
         let environment = ProcessInfo.processInfo.environment
         let groupID = try arguments.value(group).map { try lookUpGroup($0) }
+        let limits = try limits(arguments)
         if groupID != nil, !arguments.flag(system) {
             throw UsageError(message: "--group is for --system; a user's daemon serves that user alone", command: spec)
         }
@@ -66,18 +88,20 @@ enum ServeCommand: Subcommand {
             let milliseconds = try idle.read(arguments) ?? 100
             // Rewind mode where the device allows it, as for the library: a client's play is
             // heard about a millisecond after it arrives while the device keeps a deep buffer.
+            // On the virtual card, a card of its own: in-process plays clear the user's card.
             session = try EngineSession(options, settings: settings,
-                                        idleTimeout: milliseconds == 0 ? nil : .milliseconds(milliseconds))
+                                        idleTimeout: milliseconds == 0 ? nil : .milliseconds(milliseconds),
+                                        cardDirectory: "daemon-card")
         } catch {
             listening.close()
             throw error
         }
         let configURL = arguments.value(config).map { URL(filePath: $0) } ?? ServeConfiguration.url(environment: environment)
         let service = DaemonService(engine: session.engine, configurationURL: configURL,
-                                    hapticBackend: settings.hapticBackend?.rawValue ?? "auto")
+                                    hapticBackend: settings.hapticBackend?.rawValue ?? "auto", limits: limits)
         for problem in service.preload() { printError("warning: \(problem)") }
         session.engine.start()
-        let server = DaemonServer(socket: listening, service: service, policy: PeerPolicy(group: groupID))
+        let server = DaemonServer(socket: listening, service: service, policy: PeerPolicy(group: groupID), limits: limits)
         let signals = SignalWatch(mask: mask) { signal in
             if signal == SIGHUP {
                 for problem in service.reload() { printError("warning: \(problem)") }

@@ -19,14 +19,17 @@ enum StatusCommand: Subcommand {
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let status: DaemonStatus
-        if let client = try DaemonRoute.client(arguments),
-           let reply = try DaemonRoute.send(client, .status, Fields(), forced: arguments.flag(DaemonRoute.daemon)) {
+        var unanswered: String?
+        let client = try DaemonRoute.client(arguments)
+        if let client, let reply = try DaemonRoute.send(client, .status, Fields(), forced: arguments.flag(DaemonRoute.daemon)) {
             do {
                 status = try JSONDecoder().decode(DaemonStatus.self, from: Data(reply.payload))
             } catch {
                 throw Failure("the daemon's status cannot be read (\(error)); the daemon and this sfx differ in version: restart it")
             }
         } else {
+            // A daemon that took the connection but did not answer is running, stuck or flooded.
+            if DaemonRoute.unanswered { unanswered = DaemonRoute.inProcessReason }
             let options = try OutputOptions(arguments)
             let settings = try CommandSettings.load(quiet: true)
             let session = try EngineSession(options, settings: settings)
@@ -41,6 +44,9 @@ enum StatusCommand: Subcommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             print(String(decoding: try encoder.encode(status), as: UTF8.self))
+        } else if let unanswered {
+            print("daemon: not answering: \(unanswered); this engine was opened in-process to look")
+            print(status.text.split(separator: "\n", omittingEmptySubsequences: false).dropFirst().joined(separator: "\n"))
         } else {
             print(status.text)
         }

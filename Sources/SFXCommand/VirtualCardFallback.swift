@@ -34,16 +34,18 @@ enum VirtualCardFallback {
     /// mkdtemp directory in $TMPDIR; never at a fixed path in a directory others can write.
     /// `captureSource` is what the card's capture side plays (silence when nil).
     /// `keepRecordings` leaves the last run's recording and event log (for `sfx mute status`,
-    /// which reads the card's mixer and plays nothing).
+    /// which reads the card's mixer and plays nothing). `directoryName` other than "card" is a
+    /// card of its own beside the user's (`sfx serve`: "daemon-card"), so that an in-process
+    /// run, which clears the user's card, never takes the daemon's recording.
     static func engage(deviceGiven: Bool, serverChosen: Bool, captureSource: URL? = nil,
-                       keepRecordings: Bool = false) throws -> (card: VirtualCard, reason: String)? {
+                       keepRecordings: Bool = false, directoryName: String = "card") throws -> (card: VirtualCard, reason: String)? {
         guard let reason = reason(deviceGiven: deviceGiven, serverChosen: serverChosen) else { return nil }
         let card: VirtualCard
         do {
             let plugin = try VirtualCard.locatePlugin()   // first: a failure leaves no directory behind
             // Opened and checked from the base directory down by descriptor, and reached through
             // it, by sfx and by ALSA: no rename above it can swap in another configuration.
-            let opened = try CardDirectory.openForUser()
+            let opened = try CardDirectory.openForUser(name: directoryName)
             // Each run's recording starts afresh (unlink removes a link itself, never its target).
             for old in (keepRecordings ? nil : try? FileManager.default.contentsOfDirectory(atPath: opened.descriptorPath)) ?? []
             where old.hasPrefix("playback") || old == "events.log" {

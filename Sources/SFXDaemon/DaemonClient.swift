@@ -23,6 +23,8 @@ public final class DaemonClient {
         case unreachable(path: String, errno: Int32)
         /// The daemon went away, or did not answer in time, before it replied.
         case noReply(errno: Int32)
+        /// The daemon is at one of its limits (its `busy:` line): run in-process.
+        case busy(String)
 
         public var description: String {
             switch self {
@@ -30,10 +32,16 @@ public final class DaemonClient {
                 return "no daemon socket: XDG_RUNTIME_DIR is not set; start `sfx serve` in a session that sets it, or give --socket PATH"
             case .unreachable(let path, let code) where code == EPERM:
                 return "the socket \(path) belongs to a daemon of another user; start your own with `sfx serve`"
+            case .unreachable(let path, let code) where code == EAGAIN || code == ETIMEDOUT:
+                return "the daemon at \(path) did not take the connection in \(sfx_client_timeout_ms()) ms (its backlog is full: flooded or stuck); see `sfx status`, or add --no-daemon"
             case .unreachable(let path, let code):
                 return "no daemon answers at \(path) (\(String(cString: strerror(code)))); start it with `sfx serve` (or `systemctl --user start sfx`)"
+            case .noReply(let code) where code == ETIMEDOUT || code == EAGAIN:
+                return "the daemon did not answer in time (\(String(cString: strerror(code)))); it is stuck or flooded: see `sfx status`, or add --no-daemon"
             case .noReply(let code):
                 return "the daemon did not reply (\(String(cString: strerror(code)))); see `sfx status`, or add --no-daemon"
+            case .busy(let line):
+                return "the daemon is at a limit (\(line)); add --no-daemon, or try again"
             }
         }
     }
@@ -41,8 +49,12 @@ public final class DaemonClient {
     public let path: String
     private let socket: Int32
     private var nextID: UInt32 = 1
-    /// How long to wait for a reply, in milliseconds.
+    /// How long to wait for the reply to a request done on the daemon's worker or loader
+    /// (status, mute, load, alert, vibrate, a passed file), in milliseconds.
     public var timeoutMilliseconds: Int32 = 10_000
+    /// How long to wait for the reply to a quick request (play by name, stop): the client's
+    /// budget (`SFX_CLIENT_TIMEOUT_MS`, or $SFX_DAEMON_TIMEOUT), after which it plays in-process.
+    public var quickTimeoutMilliseconds: Int32 = sfx_client_timeout_ms()
 
     private init(path: String, socket: Int32) {
         self.path = path
@@ -79,10 +91,13 @@ public final class DaemonClient {
         var header = sfx_frame_header()
         var buffer = [CChar](repeating: 0, count: Frame.maximumSize)
         // A daemon that refused this peer closed the connection after saying why: read that.
-        let received = sfx_receive_reply(socket, sent == 0 ? timeoutMilliseconds : 100, &header, &buffer, buffer.count)
+        let quick = (kind == .play || kind == .stop) && file == nil
+        let wait = sent != 0 ? 100 : quick ? quickTimeoutMilliseconds : timeoutMilliseconds
+        let received = sfx_receive_reply(socket, wait, &header, &buffer, buffer.count)
         guard sent == 0 || received == 0 && header.type == ReplyKind.error.rawValue else { throw .noReply(errno: -sent) }
         guard received == 0 else { throw .noReply(errno: -received) }
         let bytes = buffer.prefix(Int(min(header.length, UInt32(buffer.count - 1)))).map { UInt8(bitPattern: $0) }
+        if sfx_reply_is_busy(&header, buffer) != 0 { throw .busy(String(decoding: bytes, as: UTF8.self)) }
         guard let kind = ReplyKind(rawValue: header.type) else { throw .noReply(errno: EPROTO) }
         return Reply(kind: kind, id: header.id, payload: bytes)
     }

@@ -24,11 +24,31 @@ public final class DaemonService: Sendable {
     private let systemCount = Atomic<Int>(0)
     /// The largest file a client may pass: 256 MB.
     public static let maximumFileBytes = 256 << 20
+    public let limits: DaemonLimits
+    /// Plays (and alerts) and loads done since the start.
+    public let playsServed = Atomic<Int>(0)
+    public let loadsServed = Atomic<Int>(0)
 
-    public init(engine: SoundEngine, configurationURL: URL?, hapticBackend: String) {
+    /// What clients hold: the sounds they loaded by name (with their owner and size), and the
+    /// files passed to play that are still playing.
+    private struct Holdings {
+        var loaded: [String: (uid: uid_t, bytes: Int)] = [:]
+        /// Bytes of files playing once, by owner.
+        var playing: [uid_t: Int] = [:]
+
+        func count(of uid: uid_t?) -> Int { loaded.values.count { uid == nil || $0.uid == uid } }
+        func bytes(of uid: uid_t?) -> Int {
+            loaded.values.reduce(0) { $0 + (uid == nil || $1.uid == uid ? $1.bytes : 0) }
+                + playing.reduce(0) { $0 + (uid == nil || $1.key == uid ? $1.value : 0) }
+        }
+    }
+    private let holdings = Mutex(Holdings())
+
+    public init(engine: SoundEngine, configurationURL: URL?, hapticBackend: String, limits: DaemonLimits = DaemonLimits()) {
         self.engine = engine
         self.configurationURL = configurationURL
         self.hapticBackend = hapticBackend
+        self.limits = limits
     }
 
     /// Loads every system sound of the theme, then the configured custom sounds. Returns the
@@ -66,6 +86,10 @@ public final class DaemonService: Sendable {
         for name in before.keys where wanted.sounds[name] == nil {
             if let old = named.withLock({ $0.removeValue(forKey: name) }) { try? engine.dispose(old) }
         }
+        // A configured name takes over a client's sound of that name: no longer the client's.
+        holdings.withLock { holdings in
+            for name in wanted.sounds.keys { holdings.loaded[name] = nil }
+        }
         configured.withLock { $0 = wanted.sounds }
         return problems
     }
@@ -81,23 +105,27 @@ public final class DaemonService: Sendable {
     }
 
     /// Performs a request; `file` is the descriptor the client passed, closed here.
-    public func handle(_ kind: RequestKind, _ fields: Fields, file: Int32?, clients: Int = 0, socket: String? = nil) -> (ReplyKind, [UInt8]) {
+    public func handle(_ kind: RequestKind, _ fields: Fields, file: Int32?, context: RequestContext = RequestContext()) -> (ReplyKind, [UInt8]) {
         defer { if let file { close(file) } }
         do {
             switch kind {
-            case .play: return try play(fields, file: file)
-            case .alert: return try alert(fields, file: file)
+            case .play: return try play(fields, file: file, uid: context.uid)
+            case .alert: return try alert(fields, file: file, uid: context.uid)
             case .vibrate: return try vibrate(fields)
             case .stop:
                 let fade = try number(fields, "fade", in: 0...60_000) ?? 30
                 try engine.stopAll(fade: .milliseconds(Int64(fade)))
                 return (.ok, [])
             case .mute: return try mute(fields)
-            case .load: return try load(fields, file: file)
+            case .load: return try load(fields, file: file, uid: context.uid)
             case .status:
-                let status = DaemonStatus(engine: engine, daemon: true, systemSoundsLoaded: systemCount.load(ordering: .relaxed),
+                var status = DaemonStatus(engine: engine, daemon: true, systemSoundsLoaded: systemCount.load(ordering: .relaxed),
                                           customSounds: named.withLock { Array($0.keys) }, hapticBackend: hapticBackend,
-                                          started: started, socket: socket, clients: clients)
+                                          started: started, socket: context.socket, clients: context.clients)
+                status.playsServed = playsServed.load(ordering: .relaxed)
+                status.loadsServed = loadsServed.load(ordering: .relaxed)
+                status.clientsServed = context.clientsServed
+                status.customSoundBytes = holdings.withLock { $0.bytes(of: nil) }
                 let data = (try? JSONEncoder().encode(status)) ?? Data()
                 return (.ok, Array(data))
             }
@@ -110,26 +138,26 @@ public final class DaemonService: Sendable {
 
     // MARK: Requests
 
-    private func play(_ fields: Fields, file: Int32?) throws -> (ReplyKind, [UInt8]) {
+    private func play(_ fields: Fields, file: Int32?, uid: uid_t) throws -> (ReplyKind, [UInt8]) {
         let volume = try number(fields, "volume", in: 0...16) ?? 1
         let pan = try number(fields, "pan", in: -1...1) ?? 0
         let loops = Int(try number(fields, "loops", in: -1...1_000_000) ?? 0)
-        let (sound, temporary) = try sound(fields, file: file)
-        let library = engine
-        let voice = engine.play(sound, volume: Float(volume), pan: Float(pan), loops: loops) { _ in
+        let (sound, temporary) = try sound(fields, file: file, uid: uid)
+        let voice = engine.play(sound, volume: Float(volume), pan: Float(pan), loops: loops) { [self] _ in
             // A file played once is forgotten when its play ends.
-            if temporary { try? library.dispose(sound) }
+            if let temporary { forget(sound, temporary, of: uid) }
         }
+        playsServed.wrappingAdd(1, ordering: .relaxed)
         return (.id, Fields(["id": "\(voice.id.rawValue)"]).payload)
     }
 
-    private func alert(_ fields: Fields, file: Int32?) throws -> (ReplyKind, [UInt8]) {
+    private func alert(_ fields: Fields, file: Int32?, uid: uid_t) throws -> (ReplyKind, [UInt8]) {
         let volume = try number(fields, "volume", in: 0...16) ?? 1
-        let (sound, temporary) = try sound(fields, file: file)
-        let library = engine
-        let result = engine.alert(sound, volume: Float(volume)) { _ in
-            if temporary { try? library.dispose(sound) }
+        let (sound, temporary) = try sound(fields, file: file, uid: uid)
+        let result = engine.alert(sound, volume: Float(volume)) { [self] _ in
+            if let temporary { forget(sound, temporary, of: uid) }
         }
+        playsServed.wrappingAdd(1, ordering: .relaxed)
         return (.ok, Fields(["played": "\(result.played)", "vibrated": "\(result.vibrated)",
                              "noticed": "\(result.wasNoticed)", "result": result.description]).payload)
     }
@@ -177,64 +205,147 @@ public final class DaemonService: Sendable {
         return (.ok, reply.payload)
     }
 
-    private func load(_ fields: Fields, file: Int32?) throws -> (ReplyKind, [UInt8]) {
+    private func load(_ fields: Fields, file: Int32?, uid: uid_t) throws -> (ReplyKind, [UInt8]) {
         guard let name = fields["name"], !name.isEmpty, !name.contains("/") else {
             throw RequestError("a load needs name=NAME (no /) to play it by; give the sound a name")
         }
         guard let file else { throw RequestError("a load needs the sound file passed as a descriptor (file=1 with SCM_RIGHTS); the daemon opens no client paths") }
-        let id = try decode(file, label: fields["label"] ?? name)
+        let label = fields["label"] ?? name
+        if configured.withLock({ $0[name] != nil }) {
+            throw RequestError("'\(name)' is a sound of serve.conf; load yours under another name")
+        }
+        // Count first (a sound of the same name is replaced, so it makes room).
+        try holdings.withLock { holdings throws(RequestError) in
+            let replacing = holdings.loaded[name]
+            let mine = holdings.count(of: uid) - (replacing?.uid == uid ? 1 : 0)
+            let all = holdings.count(of: nil) - (replacing == nil ? 0 : 1)
+            if mine >= limits.soundsPerClient {
+                throw RequestError("\(label): uid \(uid) has loaded \(mine) sounds, the daemon's limit per client; load it under a name already loaded, or raise sfx serve --max-sounds-per-client")
+            }
+            if all >= limits.sounds {
+                throw RequestError("\(label): the daemon holds \(all) loaded sounds, its limit; load it under a name already loaded, or raise sfx serve --max-sounds")
+            }
+        }
+        let id = try decode(file, label: label)
+        let bytes = (engine.library.cue(for: id)?.samples.count ?? 0) * MemoryLayout<Float>.size
+        do {
+            try holdings.withLock { holdings throws(RequestError) in
+                try admit(bytes, label: label, uid: uid, freeing: holdings.loaded[name], in: holdings)
+                holdings.loaded[name] = (uid, bytes)
+            }
+        } catch {
+            try? engine.dispose(id)
+            throw error
+        }
         // replaced=1 tells the client that the name held another sound, now disposed.
         let replaced = replace(name, with: id)
+        loadsServed.wrappingAdd(1, ordering: .relaxed)
         return (.id, Fields(replaced ? ["id": "\(id.rawValue)", "replaced": "1"] : ["id": "\(id.rawValue)"]).payload)
+    }
+
+    /// Throws, naming the limit, when `bytes` more would take `uid` or everyone past the
+    /// daemon's memory for clients' sounds (`freeing`: a sound the new one replaces).
+    private func admit(_ bytes: Int, label: String, uid: uid_t, freeing: (uid: uid_t, bytes: Int)?, in holdings: Holdings) throws(RequestError) {
+        func mb(_ n: Int) -> String { String(format: "%.1f MB", Double(n) / 1_048_576) }
+        let mine = holdings.bytes(of: uid) - (freeing?.uid == uid ? freeing!.bytes : 0)
+        let all = holdings.bytes(of: nil) - (freeing?.bytes ?? 0)
+        if mine + bytes > limits.soundBytesPerClient {
+            throw RequestError("\(label): its \(mb(bytes)) decoded would take uid \(uid)'s sounds to \(mb(mine + bytes)), over the daemon's \(mb(limits.soundBytesPerClient)) per client; dispose of some (load another under the same name), give a shorter sound, or raise sfx serve --max-sound-memory-per-client")
+        }
+        if all + bytes > limits.soundBytes {
+            throw RequestError("\(label): its \(mb(bytes)) decoded would take the daemon's sounds to \(mb(all + bytes)), over its \(mb(limits.soundBytes)) in all; give a shorter sound, or raise sfx serve --max-sound-memory")
+        }
+    }
+
+    /// A file played once has ended: dispose of it and give its memory back to its owner.
+    private func forget(_ sound: SoundID, _ bytes: Int, of uid: uid_t) {
+        try? engine.dispose(sound)
+        holdings.withLock { holdings in
+            let left = (holdings.playing[uid] ?? 0) - bytes
+            holdings.playing[uid] = left > 0 ? left : nil
+        }
     }
 
     // MARK: Helpers
 
     /// The sound a play or alert names: a passed file (decoded, to forget after the play), a
     /// sound loaded under that name, or a system sound.
-    private func sound(_ fields: Fields, file: Int32?) throws -> (SoundID, temporary: Bool) {
+    /// `temporary` is the decoded bytes of a passed file, counted against its owner until it ends.
+    private func sound(_ fields: Fields, file: Int32?, uid: uid_t) throws -> (SoundID, temporary: Int?) {
         if fields["file"] == "1" {
             guard let file else { throw RequestError("the request says file=1 but no descriptor came with it; pass the open file with SCM_RIGHTS") }
-            return (try decode(file, label: fields["label"] ?? "the passed file"), true)
+            let label = fields["label"] ?? "the passed file"
+            let id = try decode(file, label: label)
+            let bytes = (engine.library.cue(for: id)?.samples.count ?? 0) * MemoryLayout<Float>.size
+            do {
+                try holdings.withLock { holdings throws(RequestError) in
+                    try admit(bytes, label: label, uid: uid, freeing: nil, in: holdings)
+                    holdings.playing[uid, default: 0] += bytes
+                }
+            } catch {
+                try? engine.dispose(id)
+                throw error
+            }
+            return (id, bytes)
         }
         guard let name = fields["name"], !name.isEmpty else {
             throw RequestError("the request names no sound; give name=NAME or pass a file with file=1")
         }
-        if let id = named.withLock({ $0[name] }) { return (id, false) }
+        if let id = named.withLock({ $0[name] }) { return (id, nil) }
         do {
-            return (try engine.systemSound(named: name), false)
+            return (try engine.systemSound(named: name), nil)
         } catch {
             throw RequestError("\(error)")
         }
     }
 
     /// Reads a client's descriptor (through it only) into a memory file and decodes that.
+    ///
+    /// Only a regular file is read (fstat, as the command does): a pipe, a socket, an eventfd,
+    /// a FIFO or a device may never end, and would hold the loader for ever. It is read up to
+    /// the size fstat gave (a file that grows meanwhile is cut there, one truncated ends
+    /// early), at most `maximumFileBytes`, and for at most `limits.readTimeoutSeconds`.
     private func decode(_ fd: Int32, label: String) throws -> SoundID {
+        let flags = fcntl(fd, F_GETFL)
+        let pathOnly: Int32 = 0o10000000   // O_PATH, which Swift's Glibc does not carry
+        if flags < 0 || flags & O_ACCMODE == O_WRONLY || flags & pathOnly != 0 {
+            let why = flags < 0 ? String(cString: strerror(errno)) : flags & pathOnly != 0 ? "an O_PATH descriptor" : "opened for writing only"
+            throw RequestError("\(label): cannot be read through the passed descriptor (\(why)); pass a file opened for reading")
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw RequestError("\(label): cannot be examined through the passed descriptor (\(String(cString: strerror(errno)))); pass a file opened for reading")
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw RequestError("\(label): the passed descriptor is \(Self.kind(of: info.st_mode)), not a regular file; pass an open sound file (save a stream to a file first, or play it with --no-daemon)")
+        }
+        guard Int(info.st_size) <= Self.maximumFileBytes else {
+            throw RequestError("\(label): \(Int(info.st_size) >> 20) MB, more than the daemon's \(Self.maximumFileBytes >> 20) MB for a sound; give a shorter file")
+        }
+        let size = Int(info.st_size)
+        guard size > 0 else { throw RequestError("\(label): is empty; pass a sound file") }
         let memory = sfx_memfd("sfx-client-sound")
         guard memory >= 0 else { throw RequestError("\(label): the daemon cannot hold it in memory (\(String(cString: strerror(errno)))); try again") }
         defer { close(memory) }
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         var total = 0
-        var offset: off_t = 0
-        while true {
-            // pread from the start where the file allows it, read where it does not (a pipe).
-            var got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
-            if got < 0, errno == ESPIPE { got = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
+        let deadline = DaemonStatus.now() + limits.readTimeoutSeconds
+        while total < size {
+            let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, min($0.count, size - total), off_t(total)) }
             if got < 0 {
                 if errno == EINTR { continue }
                 throw RequestError("\(label): cannot be read through the passed descriptor (\(String(cString: strerror(errno)))); pass a file opened for reading")
             }
-            if got == 0 { break }
+            if got == 0 { break }   // truncated meanwhile: what was there
             total += got
-            offset += off_t(got)
-            guard total <= Self.maximumFileBytes else {
-                throw RequestError("\(label): more than \(Self.maximumFileBytes >> 20) MB, too large for a sound; give a shorter file")
-            }
             var written = 0
             while written < got {
                 let n = buffer.withUnsafeBytes { write(memory, $0.baseAddress! + written, got - written) }
                 guard n > 0 else { throw RequestError("\(label): the daemon cannot hold it in memory (\(String(cString: strerror(errno)))); try again") }
                 written += n
+            }
+            if DaemonStatus.now() > deadline {
+                throw RequestError("\(label): reading it took more than \(Int(limits.readTimeoutSeconds)) s; pass a file on a local disk")
             }
         }
         guard total > 0 else { throw RequestError("\(label): is empty; pass a sound file") }
@@ -242,6 +353,18 @@ public final class DaemonService: Sendable {
             return try engine.library.load(file: RawFilePath("/proc/self/fd/\(memory)"))
         } catch {
             throw RequestError("\(error)".replacing("/proc/self/fd/\(memory)", with: label))
+        }
+    }
+
+    static func kind(of mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFIFO: return "a pipe or FIFO"
+        case S_IFSOCK: return "a socket"
+        case S_IFCHR: return "a character device"
+        case S_IFBLK: return "a block device"
+        case S_IFDIR: return "a directory"
+        case 0: return "an anonymous inode (an eventfd, a timerfd, an epoll…)"
+        default: return "not a file (mode \(String(mode & S_IFMT, radix: 8)))"
         }
     }
 

@@ -31,6 +31,13 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     /// Seconds since the daemon started; nil in-process.
     public var uptimeSeconds: Double?
     public var clients: Int?
+    /// Since the daemon started: plays and alerts done, sounds loaded, connections accepted;
+    /// nil in-process (and from a daemon of an older version).
+    public var playsServed: Int?
+    public var loadsServed: Int?
+    public var clientsServed: Int?
+    /// Decoded bytes of the sounds clients loaded or are playing from a file.
+    public var customSoundBytes: Int?
 
     public init(engine: SoundEngine, daemon: Bool, systemSoundsLoaded: Int, customSounds: [String],
                 hapticBackend: String, started: Double? = nil, socket: String? = nil, clients: Int? = nil) {
@@ -66,6 +73,9 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         var lines: [String] = []
         if daemon {
             lines.append("daemon: running (pid \(pid.map(String.init) ?? "?"), \(socket ?? "?"), up \(Self.duration(uptimeSeconds ?? 0)), \(clients ?? 0) clients)")
+            if let playsServed, let loadsServed, let clientsServed {
+                lines.append("served: \(playsServed) plays, \(loadsServed) loads, \(clientsServed) clients")
+            }
         } else {
             lines.append("daemon: not running (this engine was opened in-process to look)")
         }
@@ -75,11 +85,21 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         lines.append("latency: ≤ \(String(format: "%.2f", latencyMilliseconds)) ms")
         lines.append("xruns: \(xruns)")
         lines.append("voices active: \(activeVoices)")
-        lines.append("sounds loaded: \(systemSoundsLoaded) system, \(customSoundsLoaded) custom\(customSounds.isEmpty ? "" : " (" + customSounds.joined(separator: ", ") + ")")")
+        lines.append("sounds loaded: \(systemSoundsLoaded) system, \(customSoundsLoaded) custom\(customSounds.isEmpty ? "" : " (" + customSounds.joined(separator: ", ") + ")")"
+                     + (customSoundBytes.map { $0 > 0 ? String(format: ", clients' %.1f MB", Double($0) / 1_048_576) : "" } ?? ""))
         lines.append("mute: " + (muted ? "muted — " + muteSources.joined(separator: "; ") : "not muted") + " (sfx's flag \(muteFlag ? "on" : "off"))")
         lines.append("haptics: \(hapticBackend)")
         lines.append("SCHED_FIFO: " + (schedFIFO.map { $0 ? "granted" : "refused (normal priority)" } ?? "not tried yet"))
         return lines.joined(separator: "\n")
+    }
+
+    /// The device and its setup in one line: "DEVICE: FORMAT RATE Hz CH ch, period P × N =
+    /// buffer B frames, latency ≤ L ms, SCHED_FIFO, X xruns, V voices".
+    public var setupLine: String {
+        let periods = periodFrames > 0 ? bufferFrames / periodFrames : 0
+        let priority = schedFIFO.map { $0 ? "SCHED_FIFO" : "normal priority (SCHED_FIFO refused)" } ?? "SCHED_FIFO not tried yet"
+        return "\(device): \(format) \(sampleRate) Hz \(channels) ch, period \(periodFrames) × \(periods) = buffer \(bufferFrames) frames, "
+            + "latency ≤ \(String(format: "%.2f", latencyMilliseconds)) ms, \(priority), \(xruns) xruns, \(activeVoices) voices playing"
     }
 
     static func duration(_ seconds: Double) -> String {

@@ -28,7 +28,11 @@ public final class ListeningSocket {
         guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else {
             throw DaemonError("XDG_RUNTIME_DIR is not set, so there is no place for the user's daemon socket; run `sfx serve` in a login session (or systemd --user), or give --socket PATH")
         }
-        let directory = (runtime.hasSuffix("/") ? String(runtime.dropLast()) : runtime) + "/sfx"
+        let base = runtime.hasSuffix("/") ? String(runtime.dropLast()) : runtime
+        // The runtime directory itself must be the user's and private, as the card's code
+        // requires: whoever owns it could replace sfx/ and the socket under the daemon.
+        try checkPrivate(base, role: "XDG_RUNTIME_DIR", closed: S_IWGRP | S_IWOTH, fix: "fix its owner and mode (chmod 700) or set XDG_RUNTIME_DIR to your own (/run/user/\(geteuid()))")
+        let directory = base + "/sfx"
         if mkdir(directory, 0o700) != 0, errno != EEXIST {
             throw DaemonError("cannot create the socket directory \(directory) (\(errnoText())); check that XDG_RUNTIME_DIR is writable")
         }
@@ -77,20 +81,23 @@ public final class ListeningSocket {
 
     // MARK: Private
 
-    private static func checkPrivate(_ directory: String) throws(DaemonError) {
+    /// Throws unless `directory` is a directory (not a link) of this user with none of the
+    /// `closed` permission bits.
+    private static func checkPrivate(_ directory: String, role: String = "the socket directory", closed: mode_t = 0o077,
+                                     fix: String = "remove it or make it yours (chown, chmod 700)") throws(DaemonError) {
         var info = stat()
         guard lstat(directory, &info) == 0 else {
-            throw DaemonError("the socket directory \(directory) cannot be examined (\(errnoText())); remove it and start again")
+            throw DaemonError("\(role) \(directory) cannot be examined (\(errnoText())); remove it and start again")
         }
-        let fix = "remove it or make it yours (chown, chmod 700)"
         if info.st_mode & S_IFMT != S_IFDIR {
-            throw DaemonError("the socket directory \(directory) is not a directory (a symbolic link or a file); \(fix)")
+            throw DaemonError("\(role) \(directory) is not a directory (a symbolic link or a file); \(fix)")
         }
         if info.st_uid != geteuid() {
-            throw DaemonError("the socket directory \(directory) belongs to uid \(info.st_uid), not to you (uid \(geteuid())); \(fix)")
+            throw DaemonError("\(role) \(directory) belongs to uid \(info.st_uid), not to you (uid \(geteuid())); \(fix)")
         }
-        if info.st_mode & 0o077 != 0 {
-            throw DaemonError("the socket directory \(directory) has mode \(String(info.st_mode & 0o7777, radix: 8)), not 700; \(fix)")
+        if info.st_mode & closed != 0 {
+            let what = closed == 0o077 ? "not 700" : "writable by other users"
+            throw DaemonError("\(role) \(directory) has mode \(String(info.st_mode & 0o7777, radix: 8)), \(what); \(fix)")
         }
     }
 
@@ -143,8 +150,9 @@ public final class ListeningSocket {
             throw DaemonError("\(path) exists and is not a socket of yours; remove it, or give another --socket")
         }
         let probe = sfx_client_connect(path, 1)
-        if probe >= 0 {
-            Glibc.close(probe)
+        // A full backlog (EAGAIN) is a daemon flooded or stuck, not gone: its socket stays.
+        if probe >= 0 || probe == -EAGAIN || probe == -ETIMEDOUT {
+            if probe >= 0 { Glibc.close(probe) }
             throw DaemonError("a daemon already answers at \(path); stop it first (`systemctl --user stop sfx`, or kill it) or give another --socket")
         }
         unlink(path)

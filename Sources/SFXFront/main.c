@@ -9,7 +9,9 @@
 // $XDG_RUNTIME_DIR/sfx/sfx.sock (or $SFX_SOCKET) and waiting for the replies. Anything else,
 // no daemon, or a daemon that vanished before it replied: it execs the Swift program with the
 // same arguments, telling it (SFX_DAEMON_TRIED=1) that the daemon did not answer, so it does not
-// try again. The Swift program is `<prefix>/libexec/sfx` when installed, `sfx` beside this
+// try again. The daemon gets a bounded time (sfx_client_timeout_ms: 50 ms unless
+// $SFX_DAEMON_TIMEOUT says otherwise) to take the connection and answer the first play; a
+// daemon that is flooded, stuck or at its limits (a `busy:` reply) costs no more than that. The Swift program is `<prefix>/libexec/sfx` when installed, `sfx` beside this
 // program in a build directory.
 #define _GNU_SOURCE
 #include <errno.h>
@@ -70,13 +72,21 @@ static int run_full_program(char **argv, int daemon_tried) {
 }
 
 /// `sfx play NAME…` through the daemon: 0 when every sound was accepted, 1 when the daemon
-/// refused one (its reason printed), -1 when the daemon did not answer (nothing was played).
-static int play_through_daemon(int count, char **names) {
+/// refused one (its reason printed), -1 when the daemon did not answer in time or is busy
+/// (nothing was played, as far as this program knows); `why` says which.
+static int play_through_daemon(int count, char **names, char *why, size_t why_size) {
     char path[PATH_MAX];
     int named = sfx_socket_path(path, sizeof path);
-    if (named < 0) return -1;
+    if (named < 0) {
+        snprintf(why, why_size, "no daemon socket: XDG_RUNTIME_DIR is not set");
+        return -1;
+    }
     int fd = sfx_client_connect(path, named);
-    if (fd < 0) return -1;
+    if (fd < 0) {
+        snprintf(why, why_size, "no daemon answers at %s (%s)", path, strerror(-fd));
+        return -1;
+    }
+    int timeout = sfx_client_timeout_ms();
     char payload[PATH_MAX];
     for (int i = 0; i < count; i++) {
         int length = snprintf(payload, sizeof payload, "name=%s\n", names[i]);
@@ -86,11 +96,16 @@ static int play_through_daemon(int count, char **names) {
             sfx_frame_header header;
             char reply[1024];
             if (sfx_receive_reply(fd, 100, &header, reply, sizeof reply) == 0 && header.type == SFX_REPLY_ERROR) {
-                fprintf(stderr, "sfx: %s\n", reply);
                 close(fd);
+                if (sfx_reply_is_busy(&header, reply)) {
+                    snprintf(why, why_size, "the daemon at %s is busy (%s)", path, reply);
+                    return -1;
+                }
+                fprintf(stderr, "sfx: %s\n", reply);
                 return 1;
             }
             close(fd);
+            snprintf(why, why_size, "the daemon at %s did not take the request", path);
             return i == 0 ? -1 : 1;
         }
     }
@@ -98,10 +113,19 @@ static int play_through_daemon(int count, char **names) {
     for (int i = 0; i < count; i++) {
         sfx_frame_header header;
         char reply[1024];
-        int result = sfx_receive_reply(fd, 5000, &header, reply, sizeof reply);
+        // The first reply shows the daemon is alive: the later ones may take longer.
+        int result = sfx_receive_reply(fd, i == 0 ? timeout : 5000, &header, reply, sizeof reply);
+        if (result == 0 && i == 0 && sfx_reply_is_busy(&header, reply)) {
+            close(fd);
+            snprintf(why, why_size, "the daemon at %s is busy (%s)", path, reply);
+            return -1;
+        }
         if (result != 0) {
             close(fd);
-            if (i == 0) return -1;
+            if (i == 0) {
+                snprintf(why, why_size, "the daemon at %s did not answer within %d ms (%s)", path, timeout, strerror(-result));
+                return -1;
+            }
             fprintf(stderr, "sfx: the daemon stopped answering (%s); see `sfx status`\n", strerror(-result));
             return 1;
         }
@@ -125,9 +149,12 @@ int main(int argc, char **argv) {
             else plain = 0;
         }
         if (plain && count > 0) {
-            int result = play_through_daemon(count, names);
+            char why[PATH_MAX + 256] = "";
+            int result = play_through_daemon(count, names, why, sizeof why);
             if (result >= 0) return result;
-            // No answer: the full program plays in-process, or with --daemon says why not.
+            // No answer: the full program plays in-process (and with -v says why), or with
+            // --daemon says why not.
+            if (why[0]) setenv("SFX_DAEMON_WHY", why, 1);
             return run_full_program(argv, !forced);
         }
     }

@@ -60,17 +60,22 @@ class DaemonTestCase: XCTestCase {
         environment["SFX_VIRTUAL_CARD"] = nil
         environment["SFX_SOCKET"] = nil
         environment["SFX_DAEMON_TRIED"] = nil
+        environment["SFX_DAEMON_WHY"] = nil
+        // A loaded test machine may take longer than a client's 50 ms to answer: generous here,
+        // the default where a test measures it.
+        environment["SFX_DAEMON_TIMEOUT"] = "2000"
         for (key, value) in extra { environment[key] = value }
         return environment
     }
 
-    /// Starts `sfx serve` on the card and waits until it answers.
+    /// Starts `sfx serve` on the card (or, `onCard` false, where it finds one itself) and waits
+    /// until it answers.
     @discardableResult
-    func startDaemon(_ arguments: [String] = []) throws -> Process {
+    func startDaemon(_ arguments: [String] = [], onCard: Bool = true, environment extra: [String: String?] = [:]) throws -> Process {
         let process = Process()
         process.executableURL = Self.program
-        process.arguments = ["serve", "--device", card.pcmName, "-q"] + arguments
-        process.environment = environment()
+        process.arguments = ["serve"] + (onCard ? ["--device", card.pcmName] : []) + ["-q"] + arguments
+        process.environment = environment(extra)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

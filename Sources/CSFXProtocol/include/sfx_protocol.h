@@ -71,10 +71,23 @@ const char *sfx_frame_problem_text(int problem);
 /// user), 0 for the user's own, or -1 when neither is set (then there is no daemon for this user).
 int sfx_socket_path(char *out, size_t capacity);
 
+/// How long a client gives the daemon, in milliseconds, to take its connection and to answer its
+/// first quick request (a play) before it plays in-process: $SFX_DAEMON_TIMEOUT (1–60000) when
+/// set, else this.
+#define SFX_CLIENT_TIMEOUT_MS 50
+int sfx_client_timeout_ms(void);
+
 /// Connects to the daemon's socket (SOCK_SEQPACKET, close-on-exec); unless `any_owner`, checks
-/// that the daemon runs as this user or root (SO_PEERCRED). Returns the descriptor or -errno
-/// (-EPERM for a daemon of another user).
+/// that the daemon runs as this user or root (SO_PEERCRED). The connect, and every send on the
+/// socket after it, waits at most `sfx_client_timeout_ms()` for room (SO_SNDTIMEO). Returns the
+/// descriptor or -errno (-EPERM for a daemon of another user, -EAGAIN when the daemon's listen
+/// backlog stayed full).
 int sfx_client_connect(const char *path, int any_owner);
+
+/// Whether an error reply says the daemon is at a limit (`busy: …`: id 0 at connect, or the
+/// request's id for a file when the daemon reads as many as it may): the client plays
+/// in-process, as with no daemon. Returns 1 or 0.
+int sfx_reply_is_busy(const sfx_frame_header *header, const char *payload);
 
 /// Sends one frame, with `pass_fd` attached (SCM_RIGHTS) when ≥ 0. Returns 0 or -errno.
 int sfx_send_frame(int socket, uint8_t type, uint32_t id, const void *payload, size_t length, int pass_fd);
@@ -99,6 +112,9 @@ int sfx_peer_in_group(int socket, gid_t group);
 
 /// Accepts a connection, non-blocking and close-on-exec (accept4). Returns it or -errno.
 int sfx_accept(int listening);
+
+/// poll's POLLRDHUP (the peer shut its side), which Swift's Glibc does not carry.
+#define SFX_POLLRDHUP 0x2000
 
 /// A wake-up descriptor (eventfd, non-blocking, close-on-exec), or -errno.
 int sfx_wake_descriptor(void);
