@@ -277,6 +277,7 @@ public final class Recorder: @unchecked Sendable {
         var lastCheckpoint = ContinuousClock.now
         var overrunsSeen = 0
         var failure: RecorderError?
+        var writeError: (any Error)?
         var how = 0
         func drain() throws {
             while true {
@@ -299,6 +300,7 @@ public final class Recorder: @unchecked Sendable {
                 }
             } catch {
                 capture.stop()
+                writeError = error
                 failure = Self.writeFailure(error, url: url, seconds: Double(encoder.framesWritten) / rate)
             }
             let overruns = capture.overruns.load(ordering: .relaxed)
@@ -324,9 +326,15 @@ public final class Recorder: @unchecked Sendable {
         } else {
             do {
                 try encoder.finish()
-                last = failure.map { .failed($0) } ?? .finished(url: url, duration: seconds)
             } catch {
-                last = .failed(failure ?? Self.writeFailure(error, url: url, seconds: seconds))
+                writeError = writeError ?? error
+            }
+            if let writeError {
+                // What the finished file holds, as readers will see it (not what was captured).
+                let kept = RecordingProbe(url)?.duration ?? seconds
+                last = .failed(Self.writeFailure(writeError, url: url, seconds: kept))
+            } else {
+                last = failure.map { .failed($0) } ?? .finished(url: url, duration: seconds)
             }
         }
         state.withLock {
