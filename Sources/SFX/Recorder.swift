@@ -102,6 +102,14 @@ public final class Recorder: @unchecked Sendable {
     /// Overruns so far (each recovered at once; the frames the device dropped are missing).
     public var overruns: Int { capture?.overruns.load(ordering: .relaxed) ?? 0 }
 
+    /// Seconds of sound missing from the file at overruns (the capture thread late, the process
+    /// stopped): from the clock, the time between the last read before each overrun and the
+    /// first after it, less what that read brought. 0 when nothing was lost.
+    public var missingSeconds: Double {
+        guard let capture else { return 0 }
+        return Double(capture.framesMissed.load(ordering: .relaxed)) / Double(capture.device.parameters.sampleRate)
+    }
+
     /// Frames lost because the writer fell the ring's four seconds behind (a stalled disk); 0
     /// normally. The file then lacks them, as after an overrun.
     public var droppedFrames: Int { capture?.framesDropped.load(ordering: .relaxed) ?? 0 }
