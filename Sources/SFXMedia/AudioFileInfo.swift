@@ -53,6 +53,12 @@ public struct AudioFileInfo: Sendable, Hashable, Codable {
         // A stream whose header has no length (a FLAC whose STREAMINFO was never completed, as
         // after a crash or a full disk): counted by decoding it, as every reader would play it.
         frames = file.frames ?? AudioFileInfo.countFrames(file)
+        if Int(file.majorFormat) == SF_FORMAT_MPEG, Int(file.subtype) == SF_FORMAT_MPEG_LAYER_III,
+           let opened = try? RawFilePath.openRegularFile(sound) {
+            // An MP3 without a frame count: its frames counted, not its length guessed.
+            if let samples = MP3InfoFrame.samplesWhenUncounted(descriptor: opened.descriptor) { frames = samples }
+            close(opened.descriptor)
+        }
         duration = frames.map { Double($0) / Double(file.sampleRate) }
         mimeType = kind.mime
         fileExtension = kind.fileExtension

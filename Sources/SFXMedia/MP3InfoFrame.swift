@@ -97,8 +97,31 @@ final class MP3InfoFrame {
         }
     }
 
-    /// An MPEG audio Layer III frame header: its length in bytes and where a Xing tag would begin.
-    static func frame(_ b0: UInt8, _ b1: UInt8, _ b2: UInt8, _ b3: UInt8) -> (length: Int, tag: Int)? {
+    /// The samples (a channel) of an MP3 whose first frame carries no frame count (no Xing,
+    /// Info or VBRI tag with one), by walking its frame headers: readers then estimate the
+    /// length from the first frame's bit rate, which for a variable bit rate is far off (an
+    /// MP3 from before the checkpoints' count, killed after 2.5 s, read as 0.68 s). Nil when
+    /// the first frame gives a count (readers take it), or the file does not begin with frames.
+    static func samplesWhenUncounted(descriptor fd: Int32) -> Int64? {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return nil }
+        let scanner = MP3InfoFrame(descriptor: fd)
+        guard let first = scanner.findFirstFrame(size: Int64(st.st_size)) else { return nil }
+        var frame = [UInt8](repeating: 0, count: first.length)
+        guard pread(fd, &frame, first.length, off_t(first.offset)) == first.length else { return nil }
+        let name = String(decoding: frame[first.tag..<first.tag + 4], as: UTF8.self)
+        if (name == "Xing" || name == "Info"), number(frame, at: first.tag + 4) & 1 != 0 { return nil }
+        if frame.count >= 36 + 4, String(decoding: frame[36..<40], as: UTF8.self) == "VBRI" { return nil }
+        guard let header = Self.frame(frame[0], frame[1], frame[2], frame[3]) else { return nil }
+        scanner.first = first
+        scanner.scanned = first.offset
+        scanner.countFrames(upTo: Int64(st.st_size))
+        return scanner.frames == 0 ? nil : Int64(scanner.frames) * Int64(header.samples)
+    }
+
+    /// An MPEG audio Layer III frame header: its length in bytes, its samples a channel, and
+    /// where a Xing tag would begin.
+    static func frame(_ b0: UInt8, _ b1: UInt8, _ b2: UInt8, _ b3: UInt8) -> (length: Int, samples: Int, tag: Int)? {
         guard b0 == 0xFF, b1 & 0xE0 == 0xE0 else { return nil }
         let version = (b1 >> 3) & 3              // 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5
         let layer = (b1 >> 1) & 3                // 1: Layer III
@@ -112,7 +135,7 @@ final class MP3InfoFrame {
         let mono = (b3 >> 6) == 3
         let sideInformation = mpeg1 ? (mono ? 17 : 32) : (mono ? 9 : 17)
         let crc = b1 & 1 == 0 ? 2 : 0
-        return (length, 4 + crc + sideInformation)
+        return (length, mpeg1 ? 1_152 : 576, 4 + crc + sideInformation)
     }
 
     private static func number(_ bytes: [UInt8], at offset: Int) -> UInt32 {
