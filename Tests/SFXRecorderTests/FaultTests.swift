@@ -7,6 +7,7 @@ import Glibc
 import XCTest
 import SFX
 import SFXCardSupport
+import SFXMedia
 
 final class FaultTests: XCTestCase {
     var card: VirtualCard!
@@ -132,6 +133,26 @@ final class FaultTests: XCTestCase {
                 let cut = (0..<decoded.samples.count).first { decoded.samples[$0] != source[$0] } ?? decoded.samples.count
                 XCTAssertGreaterThanOrEqual(cut, 33_600, "\(format): the file differs from the signal before the stop")
             }
+        }
+    }
+
+    /// AudioFileWriter (sfx render, OfflineMix) on a full disk: every encoding throws the
+    /// disk-full error, the last flush at close included (libsndfile's MP3 encoder ignored its
+    /// failed writes: the write "succeeded").
+    func testTheFileWriterReportsAFullDiskInEveryEncoding() throws {
+        let directory = try mountSmallDisk()
+        let music = Signal.music(seconds: 10, channels: 2)
+        for encoding in AudioFileEncoding.allCases {
+            try leave(8_192, freeIn: directory)
+            let file = directory.appending(path: "render-\(encoding.rawValue)")
+            do {
+                try AudioFileWriter.write(music, sampleRate: 48_000, channels: 2, to: file, as: encoding)
+                XCTFail("\(encoding): 10 s written into 8 kB without an error")
+            } catch let error as MediaError {
+                XCTAssertEqual(error.reason, .diskFull, "\(encoding): \(error)")
+                XCTAssertEqual(error.description, "\(file.path): cannot be written: no space left on the device; free some space and try again")
+            }
+            try? FileManager.default.removeItem(at: file)
         }
     }
 
