@@ -50,7 +50,7 @@ static void look_up(void *library, const char *name, void **slot, const char *so
 /* ---- libsndfile ---- */
 
 #define SNDFILE_FUNCTIONS(X) \
-    X(sf_close) X(sf_command) X(sf_error) X(sf_format_check) X(sf_open) X(sf_open_fd) X(sf_readf_float) \
+    X(sf_close) X(sf_command) X(sf_error) X(sf_format_check) X(sf_open) X(sf_open_fd) X(sf_open_virtual) X(sf_readf_float) \
     X(sf_seek) X(sf_strerror) X(sf_writef_float)
 
 static struct { SNDFILE_FUNCTIONS(SFX_FIELD) } sndfile_library;
@@ -104,6 +104,11 @@ SNDFILE *sf_open_fd(int fd, int mode, SF_INFO *info, int close_descriptor)
     if (close_descriptor)
         close(fd);
     return NULL;
+}
+
+SNDFILE *sf_open_virtual(SF_VIRTUAL_IO *io, int mode, SF_INFO *info, void *user_data)
+{
+    return sndfile_library_ready() ? sndfile_library.sf_open_virtual(io, mode, info, user_data) : NULL;
 }
 
 const char *sf_strerror(SNDFILE *file)

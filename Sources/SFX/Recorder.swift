@@ -102,6 +102,14 @@ public final class Recorder: @unchecked Sendable {
     /// Overruns so far (each recovered at once; the frames the device dropped are missing).
     public var overruns: Int { capture?.overruns.load(ordering: .relaxed) ?? 0 }
 
+    /// Seconds of sound missing from the file at overruns (the capture thread late, the process
+    /// stopped): from the clock, the time between the last read before each overrun and the
+    /// first after it, less what that read brought. 0 when nothing was lost.
+    public var missingSeconds: Double {
+        guard let capture else { return 0 }
+        return Double(capture.framesMissed.load(ordering: .relaxed)) / Double(capture.device.parameters.sampleRate)
+    }
+
     /// Frames lost because the writer fell the ring's four seconds behind (a stalled disk); 0
     /// normally. The file then lacks them, as after an overrun.
     public var droppedFrames: Int { capture?.framesDropped.load(ordering: .relaxed) ?? 0 }
@@ -277,6 +285,7 @@ public final class Recorder: @unchecked Sendable {
         var lastCheckpoint = ContinuousClock.now
         var overrunsSeen = 0
         var failure: RecorderError?
+        var writeError: (any Error)?
         var how = 0
         func drain() throws {
             while true {
@@ -299,6 +308,7 @@ public final class Recorder: @unchecked Sendable {
                 }
             } catch {
                 capture.stop()
+                writeError = error
                 failure = Self.writeFailure(error, url: url, seconds: Double(encoder.framesWritten) / rate)
             }
             let overruns = capture.overruns.load(ordering: .relaxed)
@@ -324,9 +334,15 @@ public final class Recorder: @unchecked Sendable {
         } else {
             do {
                 try encoder.finish()
-                last = failure.map { .failed($0) } ?? .finished(url: url, duration: seconds)
             } catch {
-                last = .failed(failure ?? Self.writeFailure(error, url: url, seconds: seconds))
+                writeError = writeError ?? error
+            }
+            if let writeError {
+                // What the finished file holds, as readers will see it (not what was captured).
+                let kept = RecordingProbe(url)?.duration ?? seconds
+                last = .failed(Self.writeFailure(writeError, url: url, seconds: kept))
+            } else {
+                last = failure.map { .failed($0) } ?? .finished(url: url, duration: seconds)
             }
         }
         state.withLock {

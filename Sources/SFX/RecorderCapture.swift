@@ -31,6 +31,10 @@ final class CaptureLoop: @unchecked Sendable {
     /// Frames handed to the writer (the recording's length so far).
     let framesRecorded = Atomic<Int>(0)
     let overruns = Atomic<Int>(0)
+    /// Frames missing from the recording at overruns (and other recovered errors): the device
+    /// drops what it holds, and nothing is captured until the stream restarts. Measured on the
+    /// monotonic clock, from the last read before the error to the first after it.
+    let framesMissed = Atomic<Int>(0)
     /// Frames lost because the writer fell a whole ring behind (should stay 0).
     let framesDropped = Atomic<Int>(0)
     let limitReached = Atomic<Bool>(false)
@@ -95,6 +99,10 @@ final class CaptureLoop: @unchecked Sendable {
         var failures = 0
         // A capture stream starts with its first read: until then there is nothing to wait for.
         var running = false
+        let rate = Double(device.parameters.sampleRate)
+        // When the last read ended, and when the last one before an error did (0: no error since).
+        var lastRead: Int64 = 0
+        var gapFrom: Int64 = 0
         while !stopRequested.load(ordering: .acquiring) {
             // 1. Wait for a period.
             let ready = running ? device.wait(timeoutMilliseconds: 200) : 1
@@ -103,6 +111,7 @@ final class CaptureLoop: @unchecked Sendable {
             let got = ready < 0 ? Int(ready) : device.read(into: buffer, frames: periodFrames)
             if got < 0 {
                 if got == -Int(EPIPE) { overruns.wrappingAdd(1, ordering: .relaxed) }
+                if gapFrom == 0, lastRead != 0 { gapFrom = lastRead }
                 failures += 1
                 running = false
                 if device.recover(Int32(got)) < 0 || failures > 8 {
@@ -113,6 +122,16 @@ final class CaptureLoop: @unchecked Sendable {
             }
             running = true
             failures = 0
+            let readAt = Self.monotonicNanoseconds()
+            if gapFrom != 0 {
+                // What was captured between the two reads, less what this read brought.
+                let missed = Int((Double(readAt - gapFrom) * rate / 1e9).rounded()) - got
+                if missed > 0, mode.load(ordering: .relaxed) == Mode.recording.rawValue {
+                    framesMissed.wrappingAdd(missed, ordering: .relaxed)
+                }
+                gapFrom = 0
+            }
+            lastRead = readAt
             framesCaptured.wrappingAdd(got, ordering: .relaxed)
             // 3. Meter it.
             meter.process(buffer, frames: got)
@@ -132,6 +151,13 @@ final class CaptureLoop: @unchecked Sendable {
                 mode.store(Mode.metering.rawValue, ordering: .releasing)
             }
         }
+    }
+
+    /// CLOCK_MONOTONIC in nanoseconds (the vDSO: no system call, real-time safe).
+    private static func monotonicNanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 
     /// Scales the period by a linear ramp: 0→1 (`rising`) or 1→0 over its frames.

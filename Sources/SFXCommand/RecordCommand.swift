@@ -116,7 +116,10 @@ enum RecordCommand: Subcommand {
         switch last {
         case .finished(let url, let duration):
             print("saved \(url.path) (\(String(format: "%.2f", duration)) s, \(settings.format.rawValue), \(size(url)))")
-            if recorder.overruns > 0 { printError("\(recorder.overruns) overruns (recovered; a few milliseconds are missing at each)") }
+            if recorder.overruns > 0 {
+                let count = recorder.overruns == 1 ? "1 overrun" : "\(recorder.overruns) overruns"
+                printError("\(count) (the capture fell behind and recovered): \(Self.missing(recorder.missingSeconds)) of sound is missing from the recording")
+            }
             if recorder.droppedFrames > 0 {
                 printError("\(recorder.droppedFrames) frames were lost while the disk was too slow; record to a faster disk")
             }
@@ -131,6 +134,13 @@ enum RecordCommand: Subcommand {
             printError("the recording did not end properly")
             return 1
         }
+    }
+
+    /// "about 5.02 s", "about 12 ms", "less than 1 ms"
+    static func missing(_ seconds: Double) -> String {
+        if seconds >= 0.1 { return String(format: "about %.2f s", seconds) }
+        if seconds >= 0.001 { return String(format: "about %.0f ms", seconds * 1_000) }
+        return "less than 1 ms"
     }
 
     /// "52.1 kB"

@@ -50,10 +50,32 @@ public struct AudioFileInfo: Sendable, Hashable, Codable {
         encoding = AudioFileInfo.encodingName(subtype: file.subtype)
         sampleRate = file.sampleRate
         channels = file.channels
-        frames = file.frames
-        duration = file.frames.map { Double($0) / Double(file.sampleRate) }
+        // A stream whose header has no length (a FLAC whose STREAMINFO was never completed, as
+        // after a crash or a full disk): counted by decoding it, as every reader would play it.
+        frames = file.frames ?? AudioFileInfo.countFrames(file)
+        if Int(file.majorFormat) == SF_FORMAT_MPEG, Int(file.subtype) == SF_FORMAT_MPEG_LAYER_III,
+           let opened = try? RawFilePath.openRegularFile(sound) {
+            // An MP3 without a frame count: its frames counted, not its length guessed.
+            if let samples = MP3InfoFrame.samplesWhenUncounted(descriptor: opened.descriptor) { frames = samples }
+            close(opened.descriptor)
+        }
+        duration = frames.map { Double($0) / Double(file.sampleRate) }
         mimeType = kind.mime
         fileExtension = kind.fileExtension
+    }
+
+    /// The frames `file` decodes to from its start; nil when none decode.
+    private static func countFrames(_ file: SoundFile) -> Int64? {
+        let block = 4_096
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: block * file.channels)
+        defer { buffer.deallocate() }
+        var total: Int64 = 0
+        while true {
+            let n = file.read(into: buffer, frames: block)
+            if n <= 0 { break }
+            total += Int64(n)
+        }
+        return total > 0 ? total : nil
     }
 
     private typealias Kind = (container: String, mime: String, fileExtension: String)

@@ -66,7 +66,9 @@ public final class AudioFileWriter {
     public let path: String
     public let channels: Int
     private var handle: OpaquePointer?
-    private let descriptor: Int32
+    /// Every byte goes through it (libsndfile's virtual I/O), so a failed write is seen even
+    /// where libsndfile does not look (its MP3 encoder's writes, the last flush at close).
+    private let sink: DescriptorSink
 
     /// Creates (or replaces) the file at `url`.
     public init(url: URL, encoding: AudioFileEncoding, sampleRate: Int, channels: Int) throws {
@@ -82,14 +84,21 @@ public final class AudioFileWriter {
         guard sf_format_check(&info) == SF_TRUE else {
             throw MediaError(.unsupportedOutput(detail: "\(encoding.rawValue) cannot hold \(channels) channels at \(sampleRate) Hz"), subject: url.path)
         }
-        descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw MediaError.fromErrno(errno, path: url.path, writing: true) }
-        // libsndfile gets its own duplicate, which it closes even when opening fails.
-        guard let handle = sf_open_fd(dup(descriptor), Int32(SFM_WRITE), &info, Int32(SF_TRUE)) else {
-            let code = errno
+        sink = DescriptorSink(descriptor)
+        var io = DescriptorSink.virtualIO
+        // A pipe or FIFO (no seeking) stays libsndfile's own, which writes headers for pipes; it
+        // gets a duplicate, which it closes even when opening fails.
+        let seekable = lseek(descriptor, 0, SEEK_CUR) >= 0
+        let opened = seekable ? sf_open_virtual(&io, Int32(SFM_WRITE), &info, Unmanaged.passUnretained(sink).toOpaque())
+                              : sf_open_fd(dup(descriptor), Int32(SFM_WRITE), &info, Int32(SF_TRUE))
+        guard let handle = opened else {
+            let code = sink.failure != 0 ? sink.failure : errno
             let message = String(cString: sf_strerror(nil))
-            Glibc.close(descriptor)
-            if sf_error(nil) == Int32(SF_ERR_SYSTEM) {
+            let failed = sink.failure != 0
+            sink.close()
+            if failed || sf_error(nil) == Int32(SF_ERR_SYSTEM) {
                 throw AudioFileWriter.writeError(errno: code, message: message, path: url.path)
             }
             throw MediaError(.unsupportedOutput(detail: message), subject: url.path)
@@ -104,7 +113,7 @@ public final class AudioFileWriter {
 
     deinit {
         if let handle { sf_close(handle) }
-        Glibc.close(descriptor)
+        sink.close()
     }
 
     /// Appends whole interleaved frames.
@@ -116,7 +125,11 @@ public final class AudioFileWriter {
         let frames = sf_count_t(samples.count / channels)
         guard let base = samples.baseAddress, frames > 0 else { return }
         errno = 0
-        if sf_writef_float(handle, base, frames) != frames {
+        let written = sf_writef_float(handle, base, frames)
+        if sink.failure != 0 {
+            throw AudioFileWriter.writeError(errno: sink.failure, message: String(cString: strerror(sink.failure)), path: path)
+        }
+        if written != frames {
             throw AudioFileWriter.writeError(errno: errno, message: String(cString: sf_strerror(handle)), path: path)
         }
     }
@@ -126,8 +139,14 @@ public final class AudioFileWriter {
         guard let handle else { return }
         self.handle = nil
         errno = 0
-        if sf_close(handle) != 0 {
-            throw AudioFileWriter.writeError(errno: errno, message: "libsndfile could not finish the file", path: path)
+        let closed = sf_close(handle)
+        let code = errno
+        defer { sink.close() }
+        if sink.failure != 0 {
+            throw AudioFileWriter.writeError(errno: sink.failure, message: String(cString: strerror(sink.failure)), path: path)
+        }
+        if closed != 0 {
+            throw AudioFileWriter.writeError(errno: code, message: "libsndfile could not finish the file", path: path)
         }
     }
 

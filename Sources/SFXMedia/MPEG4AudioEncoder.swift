@@ -37,6 +37,8 @@ final class MPEG4AudioEncoder: RecordingEncoder {
     /// Interleaved samples not yet making a whole AAC frame.
     private var pending: [Float] = []
     private var nextTimestamp: Int64 = 0
+    /// The first failure (a write, the encoder): nothing more is encoded after it.
+    private var failure: MediaError?
 
     /// The bit rates accepted (bits per second).
     static let bitRates = 16_000...512_000
@@ -116,34 +118,65 @@ final class MPEG4AudioEncoder: RecordingEncoder {
 
     func append(_ samples: UnsafeBufferPointer<Float>) throws {
         guard codec != nil else { throw MediaError(.failed(detail: "the recording is already closed"), subject: path) }
+        if let failure { throw failure }
         let channels = encoding.channels
         pending.append(contentsOf: samples.prefix(samples.count - samples.count % channels))
         framesWritten += Int64(samples.count / channels)
         var start = 0
-        while pending.count - start >= frameSize * channels {
-            try encode(from: start, frames: frameSize)
-            start += frameSize * channels
+        // Whatever happens, `pending` keeps only what was not encoded: less than a frame.
+        defer { pending.removeFirst(start) }
+        do {
+            while pending.count - start >= frameSize * channels {
+                try encode(from: start, frames: frameSize)
+                start += frameSize * channels
+            }
+        } catch {
+            failure = error as? MediaError ?? MediaError(.failed(detail: "\(error)"), subject: path)
+            throw error
         }
-        pending.removeFirst(start)
     }
 
     func checkpoint() throws {
         guard let io else { return }
+        if let failure { throw failure }
         avio_flush(io)
-        if let error = sink.error(path: path) { throw error }
+        if let error = sink.error(path: path) {
+            failure = error
+            throw error
+        }
     }
 
+    /// Completes the file. After a failed write nothing more is encoded: the file is cut back to
+    /// its last complete fragment (what players read) and kept.
     func finish() throws {
         guard let codec, let format, let io else { return }
         defer { release() }
-        let channels = encoding.channels
-        if !pending.isEmpty { try encode(from: 0, frames: pending.count / channels) }
-        pending.removeAll()
-        try send(nil, codec: codec)
-        let result = av_write_trailer(format)
-        avio_flush(io)
-        if let error = sink.error(path: path) { throw error }
-        guard result >= 0 else { throw MediaError(.failed(detail: "cannot be completed: \(Self.message(result))"), subject: path) }
+        let reported = failure != nil
+        if failure == nil {
+            do {
+                let channels = encoding.channels
+                var start = 0
+                while start < pending.count {
+                    let frames = min(frameSize, (pending.count - start) / channels)
+                    try encode(from: start, frames: frames)
+                    start += frames * channels
+                }
+                pending.removeAll()
+                try send(nil, codec: codec)
+                let result = av_write_trailer(format)
+                avio_flush(io)
+                if let error = sink.error(path: path) { throw error }
+                guard result >= 0 else { throw MediaError(.failed(detail: "cannot be completed: \(Self.message(result))"), subject: path) }
+            } catch let error as MediaError {
+                failure = error
+            }
+        }
+        if let failure {
+            try keepCompleteFragments()
+            // Thrown by append or checkpoint already; thrown here when it is new.
+            if !reported { throw failure }
+            return
+        }
         guard fsync(sink.fd) == 0 || errno == EINVAL else { throw RecordingFile.writeError(errno, detail: "fsync", path: path) }
     }
 
@@ -151,9 +184,10 @@ final class MPEG4AudioEncoder: RecordingEncoder {
 
     // MARK: Private
 
-    /// Encodes `frames` frames of `pending` from sample `start`.
+    /// Encodes `frames` frames (at most an AAC frame) of `pending` from sample `start`.
     private func encode(from start: Int, frames: Int) throws {
         guard let frame, let codec else { return }
+        precondition(frames <= frameSize && start + frames * encoding.channels <= pending.count, "an AAC frame holds \(frameSize) frames")
         let result = av_frame_make_writable(frame)
         guard result >= 0 else { throw MediaError(.failed(detail: "AAC frame: \(Self.message(result))"), subject: path) }
         frame.pointee.nb_samples = Int32(frames)
@@ -187,6 +221,38 @@ final class MPEG4AudioEncoder: RecordingEncoder {
         }
     }
 
+    /// Cuts the file after its last complete fragment (or its `moov`, when no fragment is
+    /// complete): the top-level boxes are walked from the start, and a `moof` counts only with
+    /// the whole `mdat` after it. Players and FFmpeg then read every fragment the file keeps,
+    /// and nothing half written follows them.
+    private func keepCompleteFragments() throws {
+        var st = stat()
+        guard fstat(sink.fd, &st) == 0 else { throw RecordingFile.writeError(errno, detail: "fstat", path: path) }
+        let size = Int64(st.st_size)
+        var offset: Int64 = 0, kept: Int64 = 0
+        var afterFragmentHeader = false
+        var header = [UInt8](repeating: 0, count: 16)
+        while offset + 8 <= size {
+            guard pread(sink.fd, &header, 16, off_t(offset)) >= 8 else { break }
+            func number(_ at: Int, _ bytes: Int) -> Int64 { header[at..<at + bytes].reduce(0) { $0 << 8 | Int64($1) } }
+            var length = number(0, 4)
+            if length == 1 { length = offset + 16 <= size ? number(8, 8) : 0 }
+            guard length >= 8, offset + length <= size else { break }     // 0: "to the end", never complete here
+            let type = String(decoding: header[4..<8], as: UTF8.self)
+            offset += length
+            switch type {
+            case "moof": afterFragmentHeader = true
+            case "mdat":
+                if afterFragmentHeader { kept = offset }
+                afterFragmentHeader = false
+            default:
+                if !afterFragmentHeader { kept = offset }
+            }
+        }
+        guard kept == size || sink.truncate(to: kept) else { throw RecordingFile.writeError(errno, detail: "ftruncate", path: path) }
+        guard fsync(sink.fd) == 0 || errno == EINVAL else { throw RecordingFile.writeError(errno, detail: "fsync", path: path) }
+    }
+
     private func release() {
         if frame != nil { av_frame_free(&frame) }
         if packet != nil { av_packet_free(&packet) }
@@ -209,50 +275,5 @@ final class MPEG4AudioEncoder: RecordingEncoder {
         var text = [CChar](repeating: 0, count: 128)
         av_strerror(code, &text, text.count)
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-}
-
-/// libavformat's output: a file descriptor of ours (opened O_EXCL | O_NOFOLLOW, 0600), with the
-/// first write error kept for the encoder to report.
-final class DescriptorSink {
-    private(set) var fd: Int32
-    /// The errno of the first failed write or seek, 0 while all is well.
-    private(set) var failure: Int32 = 0
-
-    init(_ fd: Int32) { self.fd = fd }
-
-    func close() {
-        if fd >= 0 { Glibc.close(fd) }
-        fd = -1
-    }
-
-    func error(path: String) -> MediaError? {
-        failure == 0 ? nil : RecordingFile.writeError(failure, detail: String(cString: strerror(failure)), path: path)
-    }
-
-    static let write: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UInt8>?, Int32) -> Int32 = { opaque, buffer, size in
-        let sink = Unmanaged<DescriptorSink>.fromOpaque(opaque!).takeUnretainedValue()
-        guard sink.failure == 0 else { return sfx_averror(sink.failure) }
-        var done = 0
-        while done < Int(size) {
-            let n = Glibc.write(sink.fd, buffer! + done, Int(size) - done)
-            if n < 0 {
-                if errno == EINTR { continue }
-                sink.failure = errno
-                return sfx_averror(errno)
-            }
-            done += n
-        }
-        return size
-    }
-
-    static let seek: @convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -> Int64 = { opaque, offset, whence in
-        let sink = Unmanaged<DescriptorSink>.fromOpaque(opaque!).takeUnretainedValue()
-        if whence & Int32(AVSEEK_SIZE) != 0 {
-            var st = stat()
-            return fstat(sink.fd, &st) == 0 ? Int64(st.st_size) : Int64(sfx_averror(errno))
-        }
-        let position = lseek(sink.fd, off_t(offset), whence & ~Int32(AVSEEK_FORCE))
-        return position < 0 ? Int64(sfx_averror(errno)) : Int64(position)
     }
 }

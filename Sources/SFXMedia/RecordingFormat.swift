@@ -11,7 +11,7 @@ public enum RecordingFormat: String, Sendable, Codable, CaseIterable {
     case opus
     /// Ogg Vorbis: pages, readable up to the last one.
     case vorbis
-    /// MP3 (LAME through libsndfile): frames, readable up to the last one.
+    /// MP3 (LAME through libsndfile): frames, its first one counting them at every checkpoint.
     case mp3
     /// M4A: AAC-LC in fragmented MPEG-4 (a fragment every half second), readable up to the last fragment.
     case m4a
@@ -87,9 +87,13 @@ public protocol RecordingEncoder: AnyObject {
     /// file-size limit is reached: what was written before stays readable after `finish()`).
     func append(_ samples: UnsafeBufferPointer<Float>) throws
     /// Makes what was written so far readable from the file on disk (WAV: the header's lengths
-    /// rewritten; M4A: complete fragments pushed out).
+    /// rewritten; MP3: the frames on disk counted in its first frame; M4A: complete fragments
+    /// pushed out).
     func checkpoint() throws
-    /// Completes the file and closes it. The encoder is done after it.
+    /// Completes the file and closes it. The encoder is done after it. After a failed write
+    /// (thrown by `append` or `checkpoint`) nothing more is encoded: the file keeps what fitted,
+    /// cut after its last complete page, frame or fragment, and is readable to its end; only a
+    /// failure not thrown before is thrown here.
     func finish() throws
     /// Closes the file without completing it (it is about to be deleted).
     func abandon()
