@@ -208,6 +208,12 @@ int card_create_file(card *c, const char *name)
     return fd < 0 ? -errno : fd;
 }
 
+int card_open_file(card *c, const char *name)
+{
+    int fd = openat(c->dir_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
 void card_close(card *c)
 {
     card_log_flush(c);

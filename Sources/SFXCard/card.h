@@ -45,6 +45,9 @@ int card_open(card *c, const char *dir);
  * symbolic link). Returns the descriptor or -errno.
  */
 int card_create_file(card *c, const char *name);
+/* Opens an existing regular file of the card's directory for reading and writing, never through
+ * a symbolic link. Returns the descriptor or -errno (-ENOENT when there is none). */
+int card_open_file(card *c, const char *name);
 
 /** Flushes the log and releases everything card_open acquired. */
 void card_close(card *c);

@@ -44,6 +44,7 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <sndfile.h>
 #include <soxr.h>
@@ -66,6 +67,7 @@ typedef struct sfx_pcm {
     int loop;
     int record;                 /* write playback.wav (default yes) */
     int record_s32;             /* record 32-bit integer PCM instead of float (record_format s32) */
+    int record_continue;        /* a new stream continues the last recording when its format matches */
     double onset_threshold;
     unsigned onset_silence_ms;
     int pointer_per_frame;      /* report the pointer frame by frame (pointer frame), not per period */
@@ -247,17 +249,51 @@ static void close_recording(sfx_pcm *p)
     recording_close(&p->recording);
 }
 
-/* Starts the next free playback.wav, playback-2.wav, … in the state directory. */
+/* The name of recording n: playback.wav, playback-2.wav, … */
+static void recording_name(char name[32], int n)
+{
+    if (n == 1)
+        snprintf(name, 32, "playback.wav");
+    else
+        snprintf(name, 32, "playback-%d.wav", n);
+}
+
+/* With `record_continue`, the last recording goes on when it has this stream's format (a device
+ * opened again and again, as a daemon's after each idle close, makes one file, not one a sound).
+ * Returns whether it did. */
+static int continue_recording(sfx_pcm *p)
+{
+    char name[32];
+    int last = 0;
+    for (int n = 1; n < 10000; n++) {
+        recording_name(name, n);
+        struct stat st;
+        if (fstatat(p->card.dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            break;
+        last = n;
+    }
+    if (last == 0)
+        return 0;
+    recording_name(name, last);
+    int fd = card_open_file(&p->card, name);
+    if (fd < 0 || recording_continue(&p->recording, fd, p->io.rate, p->io.channels, p->record_s32) < 0)
+        return 0;
+    p->recorded_frames = p->recording.frames;
+    card_log(&p->card, "recording stream=playback file=%s continued=1", name);
+    return 1;
+}
+
+/* Starts the next free playback.wav, playback-2.wav, … in the state directory (or, with
+ * `record_continue`, goes on with the last one). */
 static void open_recording(sfx_pcm *p)
 {
     char name[32], path[PATH_MAX];
     if (!p->record)
         return;
+    if (p->record_continue && continue_recording(p))
+        return;
     for (int n = 1; n < 10000 && p->recording.fd < 0; n++) {
-        if (n == 1)
-            snprintf(name, sizeof name, "playback.wav");
-        else
-            snprintf(name, sizeof name, "playback-%d.wav", n);
+        recording_name(name, n);
         snprintf(path, sizeof path, "%s/%s", p->card.dir, name);
         int fd = card_create_file(&p->card, name);   /* 0600, never through a symbolic link */
         if (fd == -EEXIST)
@@ -785,6 +821,15 @@ static int pcm_option(void *ctx, const char *key, snd_config_t *value)
             return -EINVAL;
         }
         p->record = on;
+        return 0;
+    }
+    if (!strcmp(key, "record_continue")) {
+        int on = snd_config_get_bool(value);
+        if (on < 0) {
+            SNDERR("sfxcard: record_continue must be yes or no");
+            return -EINVAL;
+        }
+        p->record_continue = on;
         return 0;
     }
     if (!strcmp(key, "record_format")) {

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define FLOAT_HEADER_BYTES (12 + 8 + 18 + 8 + 4 + 8)   /* RIFF, fmt (18), fact, data */
@@ -66,16 +67,12 @@ static int write_sizes(recording *r)
     return err ? err : write_all(r->fd, field, 4, r->data_at - 4);
 }
 
-int recording_open(recording *r, int fd, unsigned rate, unsigned channels, int s32)
+/* The header of an empty recording (sizes 0) into `header`; returns its length. */
+static size_t empty_header(uint8_t header[FLOAT_HEADER_BYTES], unsigned rate, unsigned channels, int s32)
 {
-    uint8_t header[FLOAT_HEADER_BYTES], *at = header;
-    r->fd = fd;
-    r->s32 = s32;
-    r->channels = channels;
-    r->frames = 0;
-    r->data_at = s32 ? PCM_HEADER_BYTES : FLOAT_HEADER_BYTES;
+    uint8_t *at = header;
     at = put_id(at, "RIFF");
-    at = put32(at, r->data_at - 8);
+    at = put32(at, (s32 ? PCM_HEADER_BYTES : FLOAT_HEADER_BYTES) - 8);
     at = put_id(at, "WAVE");
     at = put_id(at, "fmt ");
     at = put32(at, s32 ? 16 : 18);
@@ -93,7 +90,58 @@ int recording_open(recording *r, int fd, unsigned rate, unsigned channels, int s
     }
     at = put_id(at, "data");
     at = put32(at, 0);
-    int err = write_all(fd, header, (size_t)(at - header), -1);
+    return (size_t)(at - header);
+}
+
+int recording_open(recording *r, int fd, unsigned rate, unsigned channels, int s32)
+{
+    uint8_t header[FLOAT_HEADER_BYTES];
+    r->fd = fd;
+    r->s32 = s32;
+    r->channels = channels;
+    r->frames = 0;
+    r->data_at = s32 ? PCM_HEADER_BYTES : FLOAT_HEADER_BYTES;
+    int err = write_all(fd, header, empty_header(header, rate, channels, s32), -1);
+    if (err < 0)
+        recording_close(r);
+    return err;
+}
+
+int recording_continue(recording *r, int fd, unsigned rate, unsigned channels, int s32)
+{
+    uint8_t expected[FLOAT_HEADER_BYTES], found[FLOAT_HEADER_BYTES];
+    size_t header = empty_header(expected, rate, channels, s32);
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        int err = -errno;
+        close(fd);
+        return err;
+    }
+    if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size < header || pread(fd, found, header, 0) != (ssize_t)header) {
+        close(fd);
+        return -EINVAL;
+    }
+    /* The sizes (RIFF's at 4, fact's count, data's) change as it grows; all else must match. */
+    memset(found + 4, 0, 4);
+    memset(expected + 4, 0, 4);
+    memset(found + header - 4, 0, 4);
+    if (!s32)
+        memset(found + header - 12, 0, 4);
+    if (memcmp(found, expected, header)) {
+        close(fd);
+        return -EINVAL;
+    }
+    r->fd = fd;
+    r->s32 = s32;
+    r->channels = channels;
+    r->data_at = (uint32_t)header;
+    r->frames = ((uint64_t)st.st_size - header) / (channels * 4);
+    off_t end = (off_t)(header + r->frames * channels * 4);
+    int err = 0;
+    if (ftruncate(fd, end) < 0 || lseek(fd, end, SEEK_SET) < 0)
+        err = -errno;
+    if (!err)
+        err = write_sizes(r);
     if (err < 0)
         recording_close(r);
     return err;

@@ -28,6 +28,14 @@ typedef struct recording {
  */
 int recording_open(recording *r, int fd, unsigned rate, unsigned channels, int s32);
 /**
+ * Continues the recording on `fd` (an existing file opened for reading and writing, which it
+ * owns from now on) when its header is the one `recording_open` writes for this rate, channel
+ * count and format: a torn last frame is cut off and later frames are appended after the rest.
+ * Returns 0, -EINVAL for a file of another format or not one of the card's (then `fd` is
+ * closed, and the caller starts a new file), or -errno.
+ */
+int recording_continue(recording *r, int fd, unsigned rate, unsigned channels, int s32);
+/**
  * Appends `count` interleaved frames of float samples (s32: scaled by 2^31, rounded to the
  * nearest and clipped, as libsndfile converts with clipping on) and rewrites the header's sizes.
  * Returns 0 or -errno.

@@ -41,7 +41,9 @@ import SFXSystem
 /// `asound.conf` (the configuration), `state` (shared state: fault injection and Master),
 /// `events.log` (see `CardEvent`), `playback.wav` (the first playback configuration's
 /// recording; each later one goes to the next free `playback-2.wav`, `playback-3.wav`… — one
-/// file per hw_params setup, since a WAV holds one rate and channel count). The directory is
+/// file per hw_params setup, since a WAV holds one rate and channel count; a card made with
+/// `continuesRecording` goes on with the last file instead when the format is the same, as a
+/// daemon's device opened again after each idle close would otherwise leave a file a sound). The directory is
 /// private (see `CardDirectory`); each file is created 0600 and none is opened through a
 /// symbolic link.
 public struct VirtualCard: Sendable {
@@ -88,17 +90,19 @@ public struct VirtualCard: Sendable {
     /// A card in a directory opened and checked by descriptor (`CardDirectory.openForUser`):
     /// the card, its configuration and ALSA reach the directory through
     /// `opened.descriptorPath`, so no rename above it can redirect them; `shownDirectory` is
-    /// its name for people. The card keeps `opened` open.
+    /// its name for people. The card keeps `opened` open. `continuesRecording`: each new stream
+    /// of the same format appends to the last recording rather than starting the next file.
     public init(opened: OwnedDirectory, captureSource: URL? = nil, recordingFormat: RecordingFormat = .float32,
-                plugin: URL? = nil) throws {
+                continuesRecording: Bool = false, plugin: URL? = nil) throws {
         try self.init(directory: URL(filePath: opened.descriptorPath, directoryHint: .isDirectory), opened: opened,
                       captureSource: captureSource, loopCapture: false, onsetThreshold: 0.001, onsetSilenceMilliseconds: 10,
-                      record: true, recordingFormat: recordingFormat, pointer: .period, rewind: .honest, plugin: plugin)
+                      record: true, recordingFormat: recordingFormat, continuesRecording: continuesRecording,
+                      pointer: .period, rewind: .honest, plugin: plugin)
     }
 
     private init(directory: URL?, opened: OwnedDirectory?, captureSource: URL?, loopCapture: Bool,
                  onsetThreshold: Double, onsetSilenceMilliseconds: Int, record: Bool,
-                 recordingFormat: RecordingFormat, pointer: PointerGranularity,
+                 recordingFormat: RecordingFormat, continuesRecording: Bool = false, pointer: PointerGranularity,
                  rewind: RewindBehavior, plugin: URL?) throws {
         if let captureSource, !FileManager.default.isReadableFile(atPath: captureSource.path) {
             throw CardError("capture source \(captureSource.path) cannot be read; give an existing sound file")
@@ -115,7 +119,8 @@ public struct VirtualCard: Sendable {
             let text = VirtualCard.configuration(plugin: pluginURL, directory: directory, captureSource: captureSource,
                                                  loop: loopCapture, onsetThreshold: onsetThreshold,
                                                  onsetSilenceMilliseconds: onsetSilenceMilliseconds, record: record,
-                                                 recordingFormat: recordingFormat, pointer: pointer, rewind: rewind)
+                                                 recordingFormat: recordingFormat, continuesRecording: continuesRecording,
+                                                 pointer: pointer, rewind: rewind)
             try PrivateFile.replace(directory.appending(path: "asound.conf"), with: Data(text.utf8))
         } catch {
             if made { try? FileManager.default.removeItem(at: directory) }
@@ -331,8 +336,8 @@ public struct VirtualCard: Sendable {
 
     private static func configuration(plugin: URL, directory: URL, captureSource: URL?, loop: Bool,
                                       onsetThreshold: Double, onsetSilenceMilliseconds: Int, record: Bool,
-                                      recordingFormat: RecordingFormat, pointer: PointerGranularity,
-                                      rewind: RewindBehavior) -> String {
+                                      recordingFormat: RecordingFormat, continuesRecording: Bool,
+                                      pointer: PointerGranularity, rewind: RewindBehavior) -> String {
         func quoted(_ text: String) -> String {
             "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
         }
@@ -356,6 +361,7 @@ public struct VirtualCard: Sendable {
             onset_silence_ms \(onsetSilenceMilliseconds)
             record \(record ? "yes" : "no")
             record_format \(recordingFormat.rawValue)
+            record_continue \(continuesRecording ? "yes" : "no")
             pointer \(pointer.rawValue)
             rewind \(rewind.rawValue)
             hint.description "sfx virtual sound card (no conversion)"

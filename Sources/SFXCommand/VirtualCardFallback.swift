@@ -52,7 +52,10 @@ enum VirtualCardFallback {
                 unlinkat(opened.descriptor, old, 0)
             }
             // Its recording is for people to open: 32-bit PCM, which sox reads without a warning.
-            card = try VirtualCard(opened: opened, captureSource: captureSource, recordingFormat: .pcm32, plugin: plugin)
+            // A card of its own (the daemon's, whose device closes when idle and opens again for
+            // the next sound) keeps one recording going rather than a file a sound.
+            card = try VirtualCard(opened: opened, captureSource: captureSource, recordingFormat: .pcm32,
+                                   continuesRecording: directoryName != "card", plugin: plugin)
             // ALSA_CONFIG_PATH names the descriptor for the rest of the process (`makeCurrent`),
             // whoever keeps the card: the directory stays open as long.
             held.withLock { $0.append(opened) }

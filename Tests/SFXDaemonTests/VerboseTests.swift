@@ -52,4 +52,39 @@ final class VerboseTests: DaemonTestCase {
         XCTAssertEqual(peaks["daemon-card/playback.wav"] ?? 0, 0.5, accuracy: 0.02, "the daemon's tone is still recorded: \(peaks)")
         XCTAssertNotNil(peaks["card/playback.wav"], "the in-process play has its own: \(peaks)")
     }
+
+    /// The daemon's device closes after 100 ms of silence and opens again for the next sound: its
+    /// card goes on with one recording rather than writing a new playback-N.wav for every sound
+    /// (20 sparse plays made 20 files).
+    func testSparsePlaysThroughTheDaemonMakeOneRecording() throws {
+        let tone = try writeTone("sparse.wav", frequency: 660, seconds: 0.05)
+        let own: [String: String?] = ["ALSA_CONFIG_PATH": nil, "SFX_VIRTUAL_CARD": "1"]
+        try startDaemon(["--idle-timeout", "100"], onCard: false, environment: own)
+        XCTAssertEqual(try run(["load", "--daemon", "--name", "sparse", tone.path], environment: own).status, 0)
+        let plays = 6
+        for _ in 0..<plays {
+            let play = try run(["play", "--daemon", "sparse"], program: Self.front, environment: own)
+            XCTAssertEqual(play.status, 0, play.stderr)
+            usleep(400_000)   // past the 100 ms idle close
+        }
+        XCTAssertEqual(stopDaemon(), 0)
+        let card = scratch.appending(path: "sfx/daemon-card")
+        let recordings = try FileManager.default.contentsOfDirectory(atPath: card.path).filter { $0.hasPrefix("playback") }.sorted()
+        XCTAssertEqual(recordings, ["playback.wav"])
+        let log = try String(contentsOf: card.appending(path: "events.log"), encoding: .utf8)
+        XCTAssertGreaterThanOrEqual(log.components(separatedBy: "continued=1").count - 1, plays - 1,
+                                    "the device was opened again and the recording went on: \(log)")
+        // Every play is in it: as many separate bursts of the tone as plays.
+        let samples = try WAVAudio(contentsOf: card.appending(path: "playback.wav")).samples
+        var bursts = 0, quiet = 48_000   // a burst follows 50 ms of silence at least (the idle close waits 100 ms)
+        for frame in stride(from: 0, to: samples.count, by: 2) {
+            if abs(samples[frame]) > 0.05 {
+                if quiet > 2_400 { bursts += 1 }
+                quiet = 0
+            } else {
+                quiet += 1
+            }
+        }
+        XCTAssertEqual(bursts, plays, "one burst per play in the one recording")
+    }
 }
