@@ -23,7 +23,8 @@ public enum CardDirectory {
     /// (default `~/.local/state/sfx/card`). Either is created 0700 and kept from run to run, so
     /// a user finds the last recording in the same place and runs do not pile up directories.
     /// Only with neither, a fresh directory made by mkdtemp (0700): `$TMPDIR/sfx-card-XXXXXX`
-    /// (`/tmp` when TMPDIR is unset). An existing directory that is not private is refused,
+    /// (`/tmp` when TMPDIR is unset), held (locked) while its descriptor is open; earlier runs'
+    /// that no process holds any more are removed first (`removeAbandonedTemporaries`). An existing directory that is not private is refused,
     /// never used or changed; so is every directory on the way (from `$HOME`,
     /// `$XDG_STATE_HOME` or `$XDG_RUNTIME_DIR` down) that belongs to another user, as when
     /// root runs with another user's HOME (see `openForUser`).
@@ -60,12 +61,15 @@ public enum CardDirectory {
         } catch {
             throw CardError("the card directory cannot be used: \(error)")
         }
-        let url = try makeTemporary(prefix: "sfx-card-", environment: environment)
+        removeAbandonedTemporaries(environment: environment)
+        let url = try makeTemporary(prefix: temporaryPrefix, environment: environment)
         do {
             guard let opened = try OwnedDirectory.open(base: url, components: [], create: false, privateCount: 1,
                                                        modeFix: "set TMPDIR to a directory of your own") else {
                 throw CardError("the card directory \(url.path) vanished as it was made; set TMPDIR to a directory of your own")
             }
+            // Held for as long as the directory is: a later run removes it only once this lock is free.
+            _ = flock(opened.descriptor, LOCK_SH)
             return opened
         } catch let error as OwnedDirectory.Refusal {
             throw CardError("the card directory cannot be used: \(error)")
@@ -86,6 +90,35 @@ public enum CardDirectory {
             }
         }
         try make(url)
+    }
+
+    /// The name a card directory made in TMPDIR starts with (with neither XDG_RUNTIME_DIR nor HOME).
+    static let temporaryPrefix = "sfx-card-"
+
+    /// Removes this user's card directories left in TMPDIR by earlier runs (with neither
+    /// XDG_RUNTIME_DIR nor HOME each run makes one), so that they do not pile up: the last run's
+    /// recording stays until the next run. Only a directory that is this user's (checked on its
+    /// descriptor, never through a symbolic link), private, and not in use (no process holds
+    /// its lock, which each run takes on its own) is emptied of its files and removed; any other
+    /// is left alone. Best effort: nothing here throws.
+    static func removeAbandonedTemporaries(environment: [String: String]) {
+        let base = environment["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        let parent = Glibc.open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard parent >= 0 else { return }
+        defer { close(parent) }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: base) else { return }
+        for name in names where name.hasPrefix(temporaryPrefix) && name.count == temporaryPrefix.count + 6 {
+            let fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            var info = stat()
+            guard fstat(fd, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o077 == 0,
+                  flock(fd, LOCK_EX | LOCK_NB) == 0 else { continue }
+            for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd/\(fd)")) ?? [] {
+                _ = unlinkat(fd, entry, 0)
+            }
+            _ = unlinkat(parent, name, AT_REMOVEDIR)
+        }
     }
 
     /// A new private directory `<TMPDIR or /tmp>/<prefix>XXXXXX`, made by mkdtemp (mode 0700).

@@ -79,8 +79,9 @@ final class CardDirectoryTests: XCTestCase {
 
     func testWithoutARuntimeDirectoryEachCardIsAFreshPrivateTemporaryDirectory() throws {
         let environment = ["TMPDIR": scratch.path]
-        let first = try CardDirectory.forUser(environment: environment)
-        let second = try CardDirectory.forUser(environment: environment)
+        let held = try CardDirectory.openForUser(environment: environment)
+        let first = held.url
+        let second = try CardDirectory.openForUser(environment: environment).url
         XCTAssertNotEqual(first, second)
         for made in [first, second] {
             XCTAssertEqual(made.deletingLastPathComponent().standardizedFileURL.path, scratch.standardizedFileURL.path)
@@ -90,6 +91,32 @@ final class CardDirectoryTests: XCTestCase {
         let missing = scratch.appending(path: "no-such-directory").path
         XCTAssertThrowsError(try CardDirectory.forUser(environment: ["XDG_RUNTIME_DIR": "relative/path", "TMPDIR": missing]),
                              "a relative XDG_RUNTIME_DIR is ignored; the temporary directory is then required")
+    }
+
+    /// With neither XDG_RUNTIME_DIR nor HOME each run makes a card directory in TMPDIR; the next
+    /// run removes those no run holds any more, so they do not pile up (each run used to leave
+    /// one). One in use, another user's, or one others may write is left alone.
+    func testTemporaryCardDirectoriesOfEarlierRunsAreRemovedOnceNoRunHoldsThem() throws {
+        let environment = ["TMPDIR": scratch.path]
+        func inTmp() throws -> Set<String> {
+            Set(try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.hasPrefix("sfx-card-") })
+        }
+        var earlier = Optional(try CardDirectory.openForUser(environment: environment))
+        let earlierName = earlier!.url.lastPathComponent
+        XCTAssertTrue(FileManager.default.createFile(atPath: earlier!.url.appending(path: "playback.wav").path, contents: Data([1])))
+        let running = try CardDirectory.openForUser(environment: environment)
+        XCTAssertEqual(try inTmp(), [earlierName, running.url.lastPathComponent], "a directory still held is kept")
+        let theirs = scratch.appending(path: "sfx-card-THEIRS")
+        XCTAssertEqual(mkdir(theirs.path, 0o700), 0)
+        XCTAssertEqual(chown(theirs.path, 65_534, 65_534), 0)
+        let open = scratch.appending(path: "sfx-card-OPENED")
+        XCTAssertEqual(mkdir(open.path, 0o700), 0)
+        XCTAssertEqual(chmod(open.path, 0o777), 0)
+        earlier = nil   // that run has ended
+        let next = try CardDirectory.openForUser(environment: environment)
+        XCTAssertEqual(try inTmp(), [running.url.lastPathComponent, next.url.lastPathComponent, "sfx-card-THEIRS", "sfx-card-OPENED"],
+                       "the abandoned one is gone; the one in use, another user's and a public one stay")
+        withExtendedLifetime(running) {}
     }
 
     func testWithoutARuntimeDirectoryTheCardIsKeptInTheStateDirectoryNotPiledUpInTmp() throws {
