@@ -1,5 +1,8 @@
+import CSFXSystem
 import Foundation
+import Glibc
 import SFXSystem
+import Synchronization
 
 /// A virtual sound card for machines without one: the `libsfxcard.so` ALSA plugin, set up in a
 /// directory of its own.
@@ -54,6 +57,9 @@ public struct VirtualCard: Sendable {
     public let shownDirectory: URL
     /// The directory the card was made in, held open (`init(opened:…)`).
     private let opened: OwnedDirectory?
+    /// For a card made from an opened directory: this process's configuration, in memory, which
+    /// reaches the directory through its descriptor (`asound.conf` names it for other programs).
+    private let ownConfiguration: InMemoryFile?
     public let pluginURL: URL
     public let captureSource: URL?
     public let loopCapture: Bool
@@ -116,12 +122,18 @@ public struct VirtualCard: Sendable {
         let state: CardState
         do {
             state = try CardState(url: directory.appending(path: "state"))
-            let text = VirtualCard.configuration(plugin: pluginURL, directory: directory, captureSource: captureSource,
-                                                 loop: loopCapture, onsetThreshold: onsetThreshold,
-                                                 onsetSilenceMilliseconds: onsetSilenceMilliseconds, record: record,
-                                                 recordingFormat: recordingFormat, continuesRecording: continuesRecording,
-                                                 pointer: pointer, rewind: rewind)
-            try PrivateFile.replace(directory.appending(path: "asound.conf"), with: Data(text.utf8))
+            func text(_ place: URL) -> String {
+                VirtualCard.configuration(plugin: pluginURL, directory: place, captureSource: captureSource,
+                                          loop: loopCapture, onsetThreshold: onsetThreshold,
+                                          onsetSilenceMilliseconds: onsetSilenceMilliseconds, record: record,
+                                          recordingFormat: recordingFormat, continuesRecording: continuesRecording,
+                                          pointer: pointer, rewind: rewind)
+            }
+            // asound.conf names the directory as people and other programs (amixer -D sfxcard,
+            // aplay) reach it; this process reaches an opened one through its descriptor alone,
+            // by a configuration of its own in memory, so no rename above it redirects ALSA.
+            try PrivateFile.replace(directory.appending(path: "asound.conf"), with: Data(text(opened?.url ?? directory).utf8))
+            ownConfiguration = try opened.map { _ in try InMemoryFile(name: "sfxcard-asound.conf", contents: text(directory)) }
         } catch {
             if made { try? FileManager.default.removeItem(at: directory) }
             throw error
@@ -181,8 +193,14 @@ public struct VirtualCard: Sendable {
     /// The card's mixer (Master Playback Switch and Volume).
     public var ctlName: String { "sfxcard" }
 
-    /// The ALSA configuration: put it in ALSA_CONFIG_PATH.
-    public var configURL: URL { directory.appending(path: "asound.conf") }
+    /// The ALSA configuration for this process: put it in ALSA_CONFIG_PATH (`makeCurrent`). For a
+    /// card made from an opened directory it is `/proc/self/fd/N` of its in-memory copy.
+    public var configURL: URL {
+        ownConfiguration.map { URL(filePath: $0.path) } ?? directory.appending(path: "asound.conf")
+    }
+    /// The configuration other programs read (a child process, `amixer`, `aplay`): `asound.conf`
+    /// in the directory by its name.
+    public var sharedConfigURL: URL { shownDirectory.appending(path: "asound.conf") }
     /// The first playback configuration's recording.
     public var recordingURL: URL { directory.appending(path: "playback.wav") }
     public var eventsURL: URL { directory.appending(path: "events.log") }
@@ -201,14 +219,20 @@ public struct VirtualCard: Sendable {
     /// This process's environment with ALSA_CONFIG_PATH set to the card's configuration, for a
     /// child process such as aplay.
     public var environment: [String: String] {
-        ProcessInfo.processInfo.environment.merging(["ALSA_CONFIG_PATH": configURL.path]) { $1 }
+        ProcessInfo.processInfo.environment.merging(["ALSA_CONFIG_PATH": sharedConfigURL.path]) { $1 }
     }
 
     /// Points this process's ALSA at the card: the next open of a PCM or mixer reads its
     /// configuration. Call it before opening the card's devices.
     public func makeCurrent() {
+        // ALSA reads the configuration at later opens too, wherever this card value has gone by
+        // then: an in-memory one is kept for the rest of the process (a card or two a process).
+        if let ownConfiguration { VirtualCard.kept.withLock { $0.append(ownConfiguration) } }
         setenv("ALSA_CONFIG_PATH", configURL.path, 1)
     }
+
+    /// In-memory configurations ALSA_CONFIG_PATH has named in this process (`makeCurrent`).
+    private static let kept = Mutex<[InMemoryFile]>([])
 
     /// `url`, a file in the card's directory, as people find it (in `shownDirectory`).
     public func shownPath(of url: URL) -> String {
@@ -387,4 +411,28 @@ public struct VirtualCard: Sendable {
 
         """
     }
+}
+
+/// A file with no name (memfd), reached as `/proc/self/fd/N` in this process while it lives.
+final class InMemoryFile: @unchecked Sendable {
+    let descriptor: Int32
+
+    init(name: String, contents: String) throws {
+        descriptor = sfx_memfd(name)
+        guard descriptor >= 0 else { throw CardError("cannot hold the card's configuration in memory (\(errnoName())); use a kernel with memfd_create") }
+        let bytes = Array(contents.utf8)
+        var written = 0
+        while written < bytes.count {
+            let n = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            guard n > 0 else {
+                close(descriptor)
+                throw CardError("cannot hold the card's configuration in memory (\(errnoName()))")
+            }
+            written += n
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    var path: String { "/proc/self/fd/\(descriptor)" }
 }

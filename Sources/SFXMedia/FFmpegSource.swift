@@ -135,7 +135,7 @@ final class FFmpegSource: AudioSource {
         guard (1...SoundFile.maximumSampleRate).contains(rate) else {
             throw MediaError(.absurdHeader(detail: "sample rate \(rate) Hz, expected 1 to \(SoundFile.maximumSampleRate)"), subject: name)
         }
-        guard SoundFile.sampleRates.contains(rate) else { throw MediaError(.unsupportedSampleRate(rate), subject: name) }
+        guard SoundFile.sampleRates.contains(rate) else { throw MediaError(.unsupportedSampleRate(rate, accepted: SoundFile.sampleRates), subject: name) }
         guard (1...SoundFile.maximumChannels).contains(count) else {
             throw MediaError(.absurdHeader(detail: "\(count) channels, expected 1 to \(SoundFile.maximumChannels)"), subject: name)
         }

@@ -46,8 +46,8 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
         case ffmpegMissing(reason: String)
         /// Writing: the chosen encoding cannot take these samples (rate, channels).
         case unsupportedOutput(detail: String)
-        /// A sample rate outside `SoundFile.sampleRates` (a plausible header, but not a sound's).
-        case unsupportedSampleRate(Int)
+        /// A sample rate outside the rates sfx converts (`accepted`: `SoundFile.sampleRates`).
+        case unsupportedSampleRate(Int, accepted: ClosedRange<Int>)
         /// A caller's PCM buffer that cannot become a cue.
         case invalidBuffer(detail: String)
         /// Normalising: the sound is silent (nothing above −70 LUFS), so no gain gives it a loudness.
@@ -113,8 +113,8 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
             return "libsndfile cannot read it and \(reason)"
         case .unsupportedOutput(let detail):
             return "cannot be written in this format (\(detail)); choose another encoding or sample rate"
-        case .unsupportedSampleRate(let rate):
-            return "has a sample rate of \(rate) Hz, outside the \(SoundFile.minimumSampleRate) to \(SoundFile.maximumSampleRate) Hz sfx plays; "
+        case .unsupportedSampleRate(let rate, let accepted):
+            return "has a sample rate of \(rate) Hz, outside the \(accepted.lowerBound) to \(accepted.upperBound) Hz sfx plays; "
                 + "resample it, e.g. `sox \(subject) -r 48000 out.wav`"
         case .invalidBuffer(let detail):
             return "cannot become a cue: \(detail)"

@@ -164,7 +164,7 @@ final class SoundFile {
             throw absurd("sample rate \(info.samplerate) Hz, expected 1 to \(SoundFile.maximumSampleRate)")
         }
         guard SoundFile.sampleRates.contains(Int(info.samplerate)) else {
-            throw MediaError(.unsupportedSampleRate(Int(info.samplerate)), subject: path)
+            throw MediaError(.unsupportedSampleRate(Int(info.samplerate), accepted: SoundFile.sampleRates), subject: path)
         }
         guard info.channels > 0, info.channels <= SoundFile.maximumChannels else {
             throw absurd("\(info.channels) channels, expected 1 to \(SoundFile.maximumChannels)")
