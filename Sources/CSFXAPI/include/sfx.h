@@ -190,8 +190,8 @@ int sfx_load_file(sfx_engine *engine, const char *path, sfx_sound *sound);
  * Any thread. */
 int sfx_load_memory(sfx_engine *engine, const void *data, size_t size, sfx_sound *sound);
 
-/* Converts `frames` frames of interleaved float PCM (-1…1, `channels` 1 or 2, any
- * `sample_rate`) into a new sound. The samples are copied. Any thread. */
+/* Converts `frames` frames of interleaved float PCM (-1…1, `channels` 1 or 2, `sample_rate`
+ * 1000…768000 Hz) into a new sound. The samples are copied. Any thread. */
 int sfx_load_pcm(sfx_engine *engine, const float *samples, size_t frames, uint32_t channels,
                  uint32_t sample_rate, sfx_sound *sound);
 
