@@ -186,6 +186,13 @@ final class AllocationAudit {
         guard opened == 0 else { return 0 }
         let savedError = dup(2)
         dup2(ends.1, 2)
+        // malloc_stats prints while it holds malloc's lock: a standard error with no buffer yet
+        // would allocate one there and wait for itself for ever. stderr is unbuffered unless a
+        // library loaded earlier in this process made it line-buffered (the suite hung so once).
+        // (`stderr` looked up by name, as a global C variable Swift 6 does not let a test touch.)
+        if let standardError = dlsym(runtime, "stderr")?.assumingMemoryBound(to: UnsafeMutablePointer<FILE>?.self).pointee {
+            setvbuf(standardError, nil, _IONBF, 0)
+        }
         mallocStats()
         dup2(savedError, 2)
         close(savedError)

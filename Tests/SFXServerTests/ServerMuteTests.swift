@@ -6,6 +6,23 @@ import SFXDevice
 /// the server remembers and applies to every later sfx stream.
 final class ServerMuteTests: ServerTestCase {
     /// A vibration "backend": a program that appends a line to a file per vibration.
+    /// Plays a loop and, while it sounds, mutes sfx's stream in the server's mixer, as a user
+    /// would (the server remembers it for sfx's next streams); then stops the loop.
+    func muteSfxsStreamWhilePlaying(_ environment: [String: String], file: StaticString = #filePath, line: UInt = #line) throws {
+        let play = try SFXProgram(["play", "bell", "--loops", "-1"], environment: environment, in: server.directory)
+        defer { play.kill() }
+        var index: String?
+        for _ in 0..<50 where index == nil {
+            usleep(100_000)
+            index = try server.pactl("list", "short", "sink-inputs").split(separator: "\n").first?.split(separator: "\t").first.map(String.init)
+        }
+        try server.pactl("set-sink-input-mute", try XCTUnwrap(index, "sfx's stream never appeared at the server", file: file, line: line), "1")
+        usleep(300_000)
+        play.interrupt()
+        XCTAssertEqual(play.wait(seconds: 5), 130, play.output, file: file, line: line)
+        usleep(300_000)
+    }
+
     func buzzer() throws -> (program: URL, log: URL) {
         let program = server.directory.appending(path: "buzz")
         let log = server.directory.appending(path: "buzzed")
@@ -27,18 +44,7 @@ final class ServerMuteTests: ServerTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: log.path))
 
         // The user mutes sfx's stream in the mixer while it plays; the server remembers.
-        let play = try SFXProgram(["play", "bell", "--loops", "-1"], environment: environment, in: server.directory)
-        defer { play.kill() }
-        var index: String?
-        for _ in 0..<50 where index == nil {
-            usleep(100_000)
-            index = try server.pactl("list", "short", "sink-inputs").split(separator: "\n").first?.split(separator: "\t").first.map(String.init)
-        }
-        try server.pactl("set-sink-input-mute", try XCTUnwrap(index, "sfx's stream never appeared at the server"), "1")
-        usleep(300_000)
-        play.interrupt()
-        XCTAssertEqual(play.wait(seconds: 5), 130, play.output)
-        usleep(300_000)
+        try muteSfxsStreamWhilePlaying(environment)
 
         let alert = try SFXProgram(["alert", "bell", "--backend", "command", "--command", program.path], environment: environment, in: server.directory)
         XCTAssertEqual(alert.wait(seconds: 20), 0, alert.output)
@@ -180,18 +186,7 @@ final class ServerMuteTests: ServerTestCase {
         try server.pactl("set-sink-volume", "sfx_test", "100%")
 
         // sfx's stream muted in the mixer while it plays; the server remembers it for sfx.
-        let play = try SFXProgram(["play", "bell", "--loops", "-1"], environment: environment, in: server.directory)
-        defer { play.kill() }
-        var index: String?
-        for _ in 0..<50 where index == nil {
-            usleep(100_000)
-            index = try server.pactl("list", "short", "sink-inputs").split(separator: "\n").first?.split(separator: "\t").first.map(String.init)
-        }
-        try server.pactl("set-sink-input-mute", try XCTUnwrap(index, "sfx's stream never appeared at the server"), "1")
-        usleep(300_000)
-        play.interrupt()
-        XCTAssertEqual(play.wait(seconds: 5), 130, play.output)
-        usleep(300_000)
+        try muteSfxsStreamWhilePlaying(environment)
         try agree("sfx's stream muted", muted: true)
     }
 }
