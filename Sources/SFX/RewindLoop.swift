@@ -182,11 +182,20 @@ extension OutputThread {
             return putBack(end, history, probe ? .refused(.failed(errno: Int32(-rewound))) : .failed(Int32(rewound)))
         }
         if rewound == 0 { return putBack(end, history, .notNow) }
-        let delayAfter = device.delay()
-        if delayAfter < 0 { return .failed(Int32(delayAfter)) }
+        // Negative when the rewind went back past the DAC (it moved on meanwhile): not an error.
+        let delayAfter = device.signedDelay()
+        if delayAfter.error < 0 { return .failed(delayAfter.error) }
         // The DAC only moves on: an honest rewind of n frames drops the delay by n or more.
-        if point.delay - delayAfter < rewound - rewound / 4 { return putBack(end, history, .refused(.ignored)) }
-        let from = end - rewound
+        if point.delay - delayAfter.frames < rewound - rewound / 4 { return putBack(end, history, .refused(.ignored)) }
+        var from = end - rewound
+        if delayAfter.frames < 0 {
+            // The DAC passed the rewind point while the rewind was made (the thread was held up
+            // for longer than the guard): it played those frames as first written. Move forward
+            // over them, so that what is written next follows what it played; the commands start
+            // there. (Written again, they came too late and the recording jumped.)
+            let forwarded = device.forward(min(-delayAfter.frames, rewound))
+            if forwarded > 0 { from += forwarded }
+        }
         renderSilently(upTo: from, history)
         if !probe {
             _ = takeCommandsRewinding(history)

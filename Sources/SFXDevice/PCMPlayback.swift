@@ -271,12 +271,21 @@ public final class PCMPlayback: PlaybackDevice, @unchecked Sendable {
         return snd_pcm_recover(pcm, error, 1)
     }
 
-    /// Frames between what was written last and what the DAC plays now, or a negative errno.
+    /// Frames between what was written last and what the DAC plays now (0 once the DAC has
+    /// passed it), or a negative errno.
     public func delay() -> Int {
-        guard let pcm else { return -Int(EBADFD) }
+        let delay = signedDelay()
+        return delay.error < 0 ? Int(delay.error) : max(0, delay.frames)
+    }
+
+    /// `snd_pcm_delay`'s delay, negative when the DAC has passed what was written, and its
+    /// error apart (a negative delay was taken for an errno: a rewind that went past the DAC
+    /// by 54 frames ended the stream as "device lost", errno 54).
+    public func signedDelay() -> (frames: Int, error: Int32) {
+        guard let pcm else { return (0, -EBADFD) }
         var frames: snd_pcm_sframes_t = 0
         let result = snd_pcm_delay(pcm, &frames)
-        return result < 0 ? Int(result) : Int(frames)
+        return result < 0 ? (0, result) : (Int(frames), 0)
     }
 
     /// Waits for the PCM's descriptors (as `snd_pcm_wait` does) and `descriptor` together: 1 when
@@ -321,6 +330,12 @@ public final class PCMPlayback: PlaybackDevice, @unchecked Sendable {
     public func rewind(_ frames: Int) -> Int {
         guard let pcm else { return -Int(EBADFD) }
         return Int(snd_pcm_rewind(pcm, snd_pcm_uframes_t(max(0, frames))))
+    }
+
+    /// `snd_pcm_forward`: frames moved forward over, or a negative errno.
+    public func forward(_ frames: Int) -> Int {
+        guard let pcm else { return -Int(EBADFD) }
+        return Int(snd_pcm_forward(pcm, snd_pcm_uframes_t(max(0, frames))))
     }
 
     /// Stops at once, dropping what is buffered.

@@ -43,8 +43,14 @@ public protocol PlaybackDevice: AnyObject {
     /// negative errno (the device is then lost).
     func recover(_ error: Int32) -> Int32
 
-    /// Frames between the last one written and the one the DAC plays now, or a negative errno.
+    /// Frames between the last one written and the one the DAC plays now (0 when the DAC has
+    /// passed the last one written), or a negative errno.
     func delay() -> Int
+
+    /// `delay` with its sign: ALSA reports a negative delay when the DAC has passed the last
+    /// frame written (a rewind that went back past the DAC, or an underrun not yet noticed),
+    /// which is not an error; `error` is a negative errno, or 0.
+    func signedDelay() -> (frames: Int, error: Int32)
 
     /// Waits as `wait(timeoutMilliseconds:)` does, and returns 2 as soon as `descriptor` (the
     /// engine's wake-up pipe) is readable; it does not read it.
@@ -67,6 +73,10 @@ public protocol PlaybackDevice: AnyObject {
     /// replaces them. Returns the frames rewound or a negative errno.
     func rewind(_ frames: Int) -> Int
 
+    /// Moves forward over `frames` frames after a rewind (at most what was rewound), as if they
+    /// had been written again unchanged. Returns the frames moved or a negative errno.
+    func forward(_ frames: Int) -> Int
+
     /// Plays what is buffered, then stops.
     func drain()
 
@@ -78,6 +88,12 @@ public protocol PlaybackDevice: AnyObject {
 }
 
 extension PlaybackDevice {
+    /// A device whose delay is never negative: `delay` told apart from its errors.
+    public func signedDelay() -> (frames: Int, error: Int32) {
+        let delay = delay()
+        return delay < 0 ? (0, Int32(clamping: delay)) : (delay, 0)
+    }
+
     /// A device without a wake-up descriptor of its own waits for the device alone.
     public func wait(timeoutMilliseconds: Int32, orUntilReadable descriptor: Int32) -> Int32 {
         wait(timeoutMilliseconds: timeoutMilliseconds)
@@ -91,6 +107,8 @@ extension PlaybackDevice {
     public func rewindable() -> Int { 0 }
 
     public func rewind(_ frames: Int) -> Int { -Int(ENOSYS) }
+
+    public func forward(_ frames: Int) -> Int { -Int(ENOSYS) }
 }
 
 /// Opens playback devices: how the engine opens its output at start, and reopens it after the
