@@ -80,6 +80,7 @@ typedef struct sfx_pcm {
     uint64_t start_ns;
     uint64_t consumed;          /* frames the device took (or gave) since prepare */
     uint32_t xruns_seen;        /* state->xrun_requests already answered */
+    uint32_t underruns_seen;    /* state->underrun_requests already answered */
     int disconnect_seen;
 
     /* Playback: the recording and onset detection. */
@@ -597,6 +598,16 @@ static snd_pcm_sframes_t sfx_pointer(snd_pcm_ioplug_t *io)
             play_until(p, played);
         return xrun(p, "injected");
     }
+    uint32_t underruns = card_get(&p->card.state->underrun_requests);
+    if (underruns != p->underruns_seen) {
+        p->underruns_seen = underruns;
+        if (is_playback(p)) {
+            /* The client was held up until the DAC played everything it had written. */
+            if (appl > p->consumed)
+                play_until(p, appl);
+            return xrun(p, "underrun");
+        }
+    }
     if (is_playback(p))
         return playback_pointer(p, clock, hw, appl);
     if (hw <= p->consumed)
@@ -949,6 +960,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sfxcard)
     p->io.callback = &callbacks;
     p->io.private_data = p;
     p->xruns_seen = card_get(&p->card.state->xrun_requests);
+    p->underruns_seen = card_get(&p->card.state->underrun_requests);
     err = snd_pcm_ioplug_create(&p->io, name, stream, mode);
     if (err < 0) {
         free_unopened(p);

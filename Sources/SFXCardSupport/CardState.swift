@@ -11,7 +11,8 @@ final class CardState: @unchecked Sendable {
 
     /// Byte offsets of the 32-bit fields.
     enum Field: Int {
-        case version = 8, size = 12, xrunRequests = 16, disconnected = 20, masterSwitch = 24, masterVolume = 28
+        case version = 8, size = 12, xrunRequests = 16, disconnected = 20, masterSwitch = 24, masterVolume = 28,
+             underrunRequests = 32
     }
 
     private let base: UnsafeMutableRawPointer

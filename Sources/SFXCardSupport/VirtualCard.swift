@@ -266,6 +266,15 @@ public struct VirtualCard: Sendable {
         state[.xrunRequests] &+= 1
     }
 
+    /// Makes every playback stream running now (or the next to run) underrun as a client held
+    /// up too long does: at its next position query its DAC plays all that was written, and the
+    /// query fails with -EPIPE (SND_PCM_STATE_XRUN, logged as an underrun). Unlike
+    /// `injectXrun`, nothing written is dropped: what the client writes after recovering follows
+    /// what was heard.
+    public func injectUnderrun() {
+        state[.underrunRequests] &+= 1
+    }
+
     /// Unplugs the card: from each stream's next call on, every call fails with -ENODEV and the
     /// stream is in SND_PCM_STATE_DISCONNECTED; opening fails with -ENODEV.
     public func disconnect() {

@@ -62,7 +62,10 @@
  *  20  disconnected    nonzero: the card is unplugged (calls fail with -ENODEV, opens too)
  *  24  master_switch   0 = Master off (silence reaches the DAC), 1 = on
  *  28  master_volume   0 ... SFXCARD_VOLUME_MAX
- *  32  reserved[8]     zero
+ *  32  underrun_requests  each increment makes every running playback stream underrun as a
+ *                      held-up client does: its DAC plays all that was written, then the stream
+ *                      is in XRUN (an injected xrun drops what is queued, as a suspend does)
+ *  36  reserved[7]     zero
  */
 typedef struct sfxcard_state {
     char magic[8];
@@ -72,7 +75,8 @@ typedef struct sfxcard_state {
     uint32_t disconnected;
     uint32_t master_switch;
     uint32_t master_volume;
-    uint32_t reserved[8];
+    uint32_t underrun_requests;
+    uint32_t reserved[7];
 } sfxcard_state;
 
 _Static_assert(sizeof(sfxcard_state) == 64, "the state file is 64 bytes");
