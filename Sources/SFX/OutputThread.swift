@@ -114,6 +114,14 @@ final class OutputThread: @unchecked Sendable {
     private let standIn: NullPlaybackDevice
     let scratch: UnsafeMutablePointer<Float>
     let scratchFrames: Int
+    /// Frames the mixer rendered that the device did not take: an xrun or a suspend came in the
+    /// middle of a write. They are written first once the device is recovered (or the next one
+    /// opened), so an xrun costs a gap in time, never a piece of the sound: what was rendered is
+    /// heard, in order (a stream does not jump ahead by the frames of a failed write). Rewind
+    /// mode counts on it: the mixer's frame is the device's end of the buffer. Allocated with
+    /// `scratch`; output thread only.
+    private let unwritten: UnsafeMutablePointer<Float>
+    private var unwrittenFrames = 0
     /// Commands taken in one period at most (see `commandBudget(periodFrames:)`).
     let commandBudget: Int
     /// Free room the notice ring must have before commands are taken (see `takeCommands`).
@@ -133,6 +141,8 @@ final class OutputThread: @unchecked Sendable {
         scratchFrames = max(parameters.bufferFrames, 4096)
         scratch = .allocate(capacity: scratchFrames * parameters.channels)
         scratch.initialize(repeating: 0, count: scratchFrames * parameters.channels)
+        unwritten = .allocate(capacity: scratchFrames * parameters.channels)
+        unwritten.initialize(repeating: 0, count: scratchFrames * parameters.channels)
         standIn = Self.standIn(for: parameters, scratchFrames: scratchFrames)
         (wakeDescriptor, kickDescriptor) = Self.wakePipe()
         rewindEnabled = settings.rewind && wakeDescriptor >= 0
@@ -174,6 +184,7 @@ final class OutputThread: @unchecked Sendable {
 
     deinit {
         scratch.deallocate()
+        unwritten.deallocate()
         if wakeDescriptor >= 0 { Glibc.close(wakeDescriptor) }
         if kickDescriptor >= 0 { Glibc.close(kickDescriptor) }
     }
@@ -322,6 +333,7 @@ final class OutputThread: @unchecked Sendable {
         var idle = 0
         var streak = Streak()
         if !byClock { playedWell = false }
+        writeUnwritten(device)
         while !stopRequested.load(ordering: .relaxed) {
             let ready = device.wait(timeoutMilliseconds: 200)
             if ready < 0 {
@@ -340,7 +352,7 @@ final class OutputThread: @unchecked Sendable {
             while available >= period {
                 let hadCommands = takeCommands()
                 renderPeriod(frames: period)
-                let result = device.write(scratch, frames: period)
+                let result = writeScratch(device, frames: period)
                 if result < 0 {
                     if let ending = fail(device, Int32(result), &streak, opened: opened) { return ending }
                     break
@@ -442,9 +454,46 @@ final class OutputThread: @unchecked Sendable {
     /// Recovers from an xrun or a suspend; anything else ends the loop as a lost device.
     private func recover<Device: PlaybackDevice>(_ device: Device, _ code: Int32) -> Ending? {
         if code == -EPIPE || code == -ESTRPIPE || code == -EINTR {
-            if device.recover(code) >= 0 { return nil }
+            if device.recover(code) >= 0 {
+                writeUnwritten(device)
+                return nil
+            }
         }
         return .lost(code)
+    }
+
+    /// Writes the first `frames` frames of `scratch`: 0, or the negative errno that stopped the
+    /// write, what the device did not take then kept in `unwritten`.
+    @inline(__always)
+    func writeScratch<Device: PlaybackDevice>(_ device: Device, frames: Int) -> Int {
+        let channels = parameters.channels
+        var done = 0
+        while done < frames {
+            let result = device.write(scratch + done * channels, frames: frames - done)
+            if result <= 0 {
+                let kept = min(frames - done, scratchFrames - unwrittenFrames)
+                (unwritten + unwrittenFrames * channels).update(from: scratch + done * channels, count: kept * channels)
+                unwrittenFrames += kept
+                return result < 0 ? result : -Int(EIO)
+            }
+            done += result
+        }
+        return 0
+    }
+
+    /// Writes what a failed write left (`writeScratch`) to a device just recovered or opened,
+    /// before anything newer. Frames it does not take even now are let go: the device failed
+    /// again, and its next call says so.
+    func writeUnwritten<Device: PlaybackDevice>(_ device: Device) {
+        guard unwrittenFrames > 0 else { return }
+        let channels = parameters.channels
+        var done = 0
+        while done < unwrittenFrames {
+            let result = device.write(unwritten + done * channels, frames: unwrittenFrames - done)
+            if result <= 0 { break }
+            done += result
+        }
+        unwrittenFrames = 0
     }
 
     /// CLOCK_MONOTONIC in seconds (a vDSO call: no system call, no allocation).

@@ -41,6 +41,7 @@ extension OutputThread {
         var streak = Streak()
         var verified = false
         playedWell = false
+        writeUnwritten(device)
         history.commitAll()
         deliverCommitted(history)
         lastCommandFrame = mixer.frameTime
@@ -97,7 +98,7 @@ extension OutputThread {
                 history.save(mixer)
                 mixer.render(into: scratch, frameCount: period)
                 postEvents(history)
-                let result = device.write(scratch, frames: period)
+                let result = writeScratch(device, frames: period)
                 if result < 0 {
                     if let ending = failRewinding(device, Int32(result), &streak, opened: opened, history) { return ending }
                     break
@@ -173,7 +174,9 @@ extension OutputThread {
         // The DAC went on while that ran: the position again, and the rewind point moves on
         // with it (never back).
         let point = rewindPoint(device, end: end, guardFrames: guardFrames, granularity: granularity)
-        if point.delay < 0 { return .failed(Int32(point.delay)) }
+        // An underrun found here leaves the device as it was, all it holds played: the mixer
+        // goes back to the end of it (not from the rewind point again, which repeated frames).
+        if point.delay < 0 { return putBack(end, history, .failed(Int32(point.delay))) }
         guard point.rewindable > 0, point.target < end else { return putBack(end, history, .notNow) }
         let target = max(first.target, point.target)
         renderSilently(upTo: target, history)
@@ -209,7 +212,7 @@ extension OutputThread {
             let frames = min(end - done, scratchFrames, chunk)
             mixer.render(into: scratch, frameCount: frames)
             postEvents(history)
-            let result = device.write(scratch, frames: frames)
+            let result = writeScratch(device, frames: frames)
             if result < 0 { return .failed(Int32(result)) }
             done += frames
             chunk = max(chunk, done - from)

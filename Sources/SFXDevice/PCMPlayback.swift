@@ -237,8 +237,9 @@ public final class PCMPlayback: PlaybackDevice, @unchecked Sendable {
     }
 
     /// Converts `frames` interleaved float frames to the device format and writes them, blocking
-    /// only when the buffer is full. Returns frames written or a negative errno (-EPIPE: xrun,
-    /// -ESTRPIPE: suspended, -ENODEV: gone).
+    /// only when the buffer is full. Returns frames written (fewer than `frames` when an error
+    /// came after some were taken) or a negative errno (-EPIPE: xrun, -ESTRPIPE: suspended,
+    /// -ENODEV: gone).
     public func write(_ samples: UnsafePointer<Float>, frames: Int) -> Int {
         guard let pcm else { return -Int(EBADFD) }
         var done = 0
@@ -259,7 +260,9 @@ public final class PCMPlayback: PlaybackDevice, @unchecked Sendable {
                 for i in 0..<count { out[i] = Int16(clamping: Int32((source[i] * 32768).rounded())) }
                 written = snd_pcm_writei(pcm, out, snd_pcm_uframes_t(chunk))
             }
-            if written < 0 { return Int(written) }
+            // An error after some chunks were taken reports those (ALSA's own convention for a
+            // partial write): the caller writes the rest again and gets the error then.
+            if written < 0 { return done > 0 ? done : Int(written) }
             done += Int(written)
         }
         return done

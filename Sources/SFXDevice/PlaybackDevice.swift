@@ -36,7 +36,8 @@ public protocol PlaybackDevice: AnyObject {
     func available() -> Int
 
     /// Writes `frames` interleaved float frames (in `parameters.channels`), blocking only while
-    /// the buffer is full. Returns the frames written or a negative errno.
+    /// the buffer is full. Returns the frames written (fewer than `frames` when an error came
+    /// after some were taken: the next write reports it) or a negative errno.
     func write(_ samples: UnsafePointer<Float>, frames: Int) -> Int
 
     /// Recovers from -EPIPE, -ESTRPIPE or -EINTR so that writing can go on; returns 0 or a

@@ -102,6 +102,45 @@ final class PlayerTests: XCTestCase {
         if late == nil { XCTAssertTrue(heard[96_000...].allSatisfy { $0 == 0 }, "nothing after the end") }
     }
 
+    /// An underrun that comes in the middle of a write costs a gap in time, never a piece of the
+    /// sound: the frames the device refused are written first once it is recovered, so what the
+    /// card hears is still the file, frame for frame, only with the xruns' gaps between (which
+    /// the recording, a record of the frames the DAC played, does not hold). Before, the
+    /// refused period was dropped and the stream jumped ahead by it at every such xrun; in
+    /// rewind mode, a rewrite the DAC overtook underran this way, and the file jumped by the
+    /// first chunk after the rewind.
+    func testUnderrunsInTheMiddleOfWritesCostTimeNeverFrames() throws {
+        for rewind in [true, false] {
+            let setup = try EngineOnCard(period: rewind ? 480 : 240, periods: 4, rewind: rewind)
+            defer { setup.close() }
+            let url = try writeFile(setup, seconds: 2)
+            let player = try setup.engine.makePlayer(contentsOf: url)
+            let done = finished(player)
+            try player.play()
+            // Underruns, as a held-up thread causes (the DAC plays all that was written): each
+            // comes at the card's next position query, which is often a write's (a write queries
+            // before it copies; in rewind mode the rewrites after a rewind are several writes).
+            let silence = try setup.engine.load(buffer: [Float](repeating: 0, count: 480), sampleRate: 48_000, channels: 1)
+            var injected = 0
+            while done() == nil, injected < 60 {
+                usleep(30_000)
+                if rewind { setup.engine.play(silence, group: .effects) }
+                setup.card.injectUnderrun()
+                injected += 1
+            }
+            XCTAssertTrue(eventually(timeout: 10) { done() != nil })
+            XCTAssertEqual(done(), true)
+            let xruns = setup.engine.metrics.xruns
+            setup.engine.close()
+            XCTAssertGreaterThanOrEqual(xruns, 20, "rewind \(rewind): xruns")
+            let heard = try heard(setup)
+            XCTAssertGreaterThanOrEqual(heard.count, 96_000, "rewind \(rewind)")
+            for k in 20..<min(96_000, heard.count) where heard[k] != Self.signal(k) {
+                return XCTFail("rewind \(rewind): frame \(k): \(heard[k]) instead of \(Self.signal(k)) after \(xruns) xruns")
+            }
+        }
+    }
+
     func testSeekLandsOnTheExactFrame() throws {
         let setup = try EngineOnCard()
         defer { setup.close() }
