@@ -9,7 +9,8 @@
 //   3. Media   SFXSoundDesign (the bundled sounds' synthesis), SFXMedia (decode, resample, encode, themes)
 //   4. Device  SFXDevice: the playback and capture device protocols; ALSA, the null device, mixer control
 //   5. Haptics SFXHaptics: vibration patterns and backends (evdev rumble, GPIO, sysfs, command, callback)
-//   6. Engine  SFX: the public face (SoundEngine, registry)
+//   6. Engine  SFXPlayback (SoundEngine, the sound library, alerts, the output thread), SFXRecording (Recorder, meters,
+//              upload), SFX: the public face, both re-exported with the settings that configure them
 //   7. Front ends  the C API (CSFXAPI's sfx.h, SFXC, the product libsfx.so); the `sfx` command, the sound generator
 import PackageDescription
 
@@ -107,9 +108,16 @@ let package = Package(
         .target(name: "CSFXHaptics"),
         .target(name: "SFXHaptics", dependencies: ["CSFXHaptics", "CGPIOD", "CSFXSystem"]),
 
-        // 6. Engine.
-        .target(name: "SFX", dependencies: ["SFXCore", "SFXMedia", "SFXSoundDesign", "SFXDevice", "SFXHaptics", "CSFXSystem", "SFXSystem"],
+        // 6. Engine. SFXPlayback: the engine, its sound library and alerts, the output thread;
+        // SFXRecording: the recorder, its capture loop, meters and upload (over SFXPlayback, for the
+        // prompt tone and the engine's device choice); SFX: both, re-exported, and the settings
+        // that configure both. `import SFX` is what applications, the C API, the daemon and the
+        // command import.
+        .target(name: "SFXPlayback", dependencies: ["SFXCore", "SFXMedia", "SFXSoundDesign", "SFXDevice", "SFXHaptics", "CSFXSystem", "SFXSystem"],
                 swiftSettings: curlOnDemand),
+        .target(name: "SFXRecording", dependencies: ["SFXPlayback", "SFXCore", "SFXMedia", "SFXDevice", "CSFXSystem", "SFXSystem"],
+                swiftSettings: curlOnDemand),
+        .target(name: "SFX", dependencies: ["SFXPlayback", "SFXRecording"], swiftSettings: curlOnDemand),
 
         // 7. Front ends. The C API: sfx.h and what needs no engine in C, the rest in Swift
         // (@_cdecl). The SONAME flag is SFXC's alone: no other product links SFXC.
@@ -155,11 +163,11 @@ let package = Package(
         .testTarget(name: "SFXMediaTests", dependencies: ["SFXMedia"]),
         .testTarget(name: "SFXCardTests", dependencies: ["CALSA", "SFXCardSupport"]),
         .testTarget(name: "SFXDeviceTests", dependencies: ["SFXDevice", "SFXCardSupport"]),
-        .testTarget(name: "SFXTests", dependencies: ["SFX", "SFXCardSupport", "CAllocationTrap"]),
+        .testTarget(name: "SFXPlaybackTests", dependencies: ["SFX", "SFXPlayback", "SFXCardSupport", "CAllocationTrap"]),
         .testTarget(name: "SFXHapticsTests", dependencies: ["SFXHaptics", "CSFXHaptics"]),
         .testTarget(name: "SFXCommandTests", dependencies: ["SFXMedia"]),
         // The recorder, meters and upload through the virtual card's capture (and `sfx record`).
-        .testTarget(name: "SFXRecorderTests", dependencies: ["SFX", "SFXMedia", "SFXCardSupport", "CSndFile", "CFFmpeg", "CAllocationTrap"]),
+        .testTarget(name: "SFXRecordingTests", dependencies: ["SFX", "SFXRecording", "SFXPlayback", "SFXMedia", "SFXCardSupport", "CSndFile", "CFFmpeg", "CAllocationTrap"]),
         // The daemon in-process and as `sfx serve`, on the virtual card: protocol, fuzzing, peers, fallback.
         .testTarget(name: "SFXDaemonTests", dependencies: ["SFXDaemon", "CSFXProtocol", "SFXCardSupport"]),
         // A separate game package that depends on this checkout by path, built and run on the virtual card.

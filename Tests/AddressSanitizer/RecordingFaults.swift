@@ -1,5 +1,5 @@
 // The recorder's encoders on their failure paths, built with AddressSanitizer by
-// Tests/SFXRecorderTests/FaultTests.swift together with the SFXMedia sources they need (not a
+// Tests/SFXRecordingTests/FaultTests.swift together with the SFXMedia sources they need (not a
 // target of the package; it is compiled as the program's main.swift). It feeds a recording as Recorder's writer thread does: 4,096-frame
 // pieces, a checkpoint every quarter second, and finish() after the first error, which on a
 // full disk (or a file-size limit) comes from a real write.

@@ -1,0 +1,106 @@
+import SFXDevice
+import Foundation
+import SFXHaptics
+
+/// When `alert` vibrates, as the `vibrate-with-alert` setting says.
+public enum AlertVibration: String, Sendable, CaseIterable {
+    case never
+    /// Vibrate instead of playing when the output is muted (the default, like a phone).
+    case whenMuted = "when-muted"
+    /// Vibrate with every alert.
+    case always
+}
+
+/// What an alert did. If it could neither play nor vibrate, `problem` says why, and the engine
+/// reports `.alertUnheard`.
+public struct AlertResult: Sendable, CustomStringConvertible {
+    public var played: Bool
+    public var vibrated: Bool
+    public var mute: MuteState
+    /// Why it could not vibrate (no backend, a permission), when it tried.
+    public var vibrationProblem: String?
+    /// The voice that plays the sound, when it played.
+    public var voice: Voice?
+
+    public var wasNoticed: Bool { played || vibrated }
+
+    public var description: String {
+        var parts: [String] = []
+        parts.append(played ? "played" : "not played (\(mute))")
+        if vibrated { parts.append("vibrated") }
+        if let vibrationProblem { parts.append("could not vibrate: \(vibrationProblem)") }
+        return parts.joined(separator: "; ")
+    }
+}
+
+extension SoundEngine {
+    /// Whether the output is muted, and why, by the one rule `MuteState.reading` states (which
+    /// `sfx mute status` follows too): sfx's mute flag; when the output goes to a sound server
+    /// that answers, the server's view (its sink muted or at zero volume, sfx's own stream muted
+    /// or at zero volume in the mixer — which the server remembers and applies to every later
+    /// sfx stream); otherwise the output's ALSA mixer switch off or volume at zero; or no usable
+    /// output device. Reading the server takes a round trip (at most 500 ms when it does not
+    /// answer): call it from an ordinary thread.
+    public func muteState() -> MuteState {
+        MuteState.reading(output: configuration.output.device, flag: configuration.muteFlag,
+                          outputOpen: metrics.deviceOpen, deviceLost: metrics.deviceLost, master: { self.outputMaster() })
+    }
+
+    /// What the sound server behind the output says about the sink and sfx's stream, or nil when
+    /// the output is not a server's ALSA PCM (`pipewire`, `pulse`, or a `default` that is one)
+    /// or no server answers.
+    public func soundServerState() -> SoundServerState? {
+        guard SoundServer.server(behind: configuration.output.device) != nil else { return nil }
+        return SoundServer.state(timeout: .milliseconds(500))
+    }
+
+    /// Plays an alert sound, like AudioServicesPlayAlertSound: when the output is muted it
+    /// vibrates instead (or as well, per `Configuration.alertVibration`). Never silent without
+    /// saying so: the result, and an `.alertUnheard` event, tell why.
+    @discardableResult
+    public func alert(_ id: SoundID, volume: Float = 1,
+                      completion: (@Sendable (PlayOutcome) -> Void)? = nil) -> AlertResult {
+        let mute = muteState()
+        var result = AlertResult(played: false, vibrated: false, mute: mute)
+        if !mute.isMuted {
+            result.voice = play(id, volume: volume, group: .alerts, priority: .critical, completion: completion)
+            result.played = true
+        } else {
+            reject(completion, .muted(mute))
+        }
+        let vibrate: Bool
+        switch configuration.alertVibration {
+        case .never: vibrate = false
+        case .whenMuted: vibrate = mute.isMuted
+        case .always: vibrate = true
+        }
+        if vibrate {
+            do {
+                try self.vibrate(.default)
+                result.vibrated = true
+            } catch {
+                result.vibrationProblem = error.description
+            }
+        }
+        if !result.wasNoticed {
+            report(.alertUnheard(result.description))
+        }
+        return result
+    }
+
+    /// Vibrates, like kSystemSoundID_Vibrate: by default one buzz of about 400 ms. A new
+    /// vibration replaces the running one. Throws when there is no haptic backend, naming why.
+    public func vibrate(_ pattern: VibrationPattern = .default) throws(HapticError) {
+        try vibrator().vibrate(pattern)
+    }
+
+    /// Waits until the running vibration, if any, has ended.
+    public func waitForVibration() {
+        existingVibrator()?.waitUntilIdle()
+    }
+
+    /// Stops the running vibration; the actuator is left off.
+    public func cancelVibration() {
+        existingVibrator()?.cancel()
+    }
+}
