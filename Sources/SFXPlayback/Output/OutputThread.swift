@@ -333,7 +333,6 @@ final class OutputThread: @unchecked Sendable {
         var idle = 0
         var streak = Streak()
         if !byClock { playedWell = false }
-        writeUnwritten(device)
         while !stopRequested.load(ordering: .relaxed) {
             let ready = device.wait(timeoutMilliseconds: 200)
             if ready < 0 {
@@ -349,6 +348,12 @@ final class OutputThread: @unchecked Sendable {
                 if let ending = fail(device, Int32(available), &streak, opened: opened) { return ending }
                 continue
             }
+            let kept = writeUnwritten(device)
+            if kept < 0 {
+                if let ending = fail(device, Int32(kept), &streak, opened: opened) { return ending }
+                continue
+            }
+            available -= kept
             while available >= period {
                 let hadCommands = takeCommands()
                 renderPeriod(frames: period)
@@ -454,10 +459,7 @@ final class OutputThread: @unchecked Sendable {
     /// Recovers from an xrun or a suspend; anything else ends the loop as a lost device.
     private func recover<Device: PlaybackDevice>(_ device: Device, _ code: Int32) -> Ending? {
         if code == -EPIPE || code == -ESTRPIPE || code == -EINTR {
-            if device.recover(code) >= 0 {
-                writeUnwritten(device)
-                return nil
-            }
+            if device.recover(code) >= 0 { return nil }
         }
         return .lost(code)
     }
@@ -481,19 +483,24 @@ final class OutputThread: @unchecked Sendable {
         return 0
     }
 
-    /// Writes what a failed write left (`writeScratch`) to a device just recovered or opened,
-    /// before anything newer. Frames it does not take even now are let go: the device failed
-    /// again, and its next call says so.
-    func writeUnwritten<Device: PlaybackDevice>(_ device: Device) {
-        guard unwrittenFrames > 0 else { return }
+    /// Writes what a failed write left (`writeScratch`), before anything newer: the first write
+    /// to a device recovered or opened since. Returns the frames written (0 when none were left)
+    /// or the negative errno of a device that fails again, which counts in the failure streak
+    /// like any write; what it did not take is still kept.
+    func writeUnwritten<Device: PlaybackDevice>(_ device: Device) -> Int {
+        guard unwrittenFrames > 0 else { return 0 }
         let channels = parameters.channels
         var done = 0
+        var failure = 0
         while done < unwrittenFrames {
             let result = device.write(unwritten + done * channels, frames: unwrittenFrames - done)
-            if result <= 0 { break }
+            if result <= 0 { failure = result < 0 ? result : -Int(EIO); break }
             done += result
         }
-        unwrittenFrames = 0
+        let left = unwrittenFrames - done
+        if left > 0, done > 0 { unwritten.update(from: unwritten + done * channels, count: left * channels) }
+        unwrittenFrames = left
+        return left > 0 ? failure : done
     }
 
     /// CLOCK_MONOTONIC in seconds (a vDSO call: no system call, no allocation).

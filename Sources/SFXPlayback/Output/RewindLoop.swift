@@ -41,7 +41,6 @@ extension OutputThread {
         var streak = Streak()
         var verified = false
         playedWell = false
-        writeUnwritten(device)
         history.commitAll()
         deliverCommitted(history)
         lastCommandFrame = mixer.frameTime
@@ -65,6 +64,13 @@ extension OutputThread {
                 if let ending = failRewinding(device, Int32(available), &streak, opened: opened, history) { return ending }
                 continue
             }
+            // Before any rewind: the mixer's frame is the end of what the device holds again.
+            let kept = writeUnwritten(device)
+            if kept < 0 {
+                if let ending = failRewinding(device, Int32(kept), &streak, opened: opened, history) { return ending }
+                continue
+            }
+            available -= kept
             var hadCommands = false
             // Once rewinding works, commands start by rewinding, never at the end of the buffer
             // (up to 40 ms late): one that comes while the buffer is filled waits for the next
