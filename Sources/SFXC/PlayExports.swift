@@ -87,9 +87,11 @@ public func exportedPlay(_ handle: OpaquePointer?, _ sound: UInt32, _ options: U
         let options = options?.pointee ?? defaults
         try checkGain("volume", options.volume)
         try checkPan(options.pan)
-        guard options.loops >= -1 else { throw CAPIError.range("loops", "\(options.loops)", "-1 (until stopped) or 0 and up") }
+        guard SettingLimits.loops.contains(Int(options.loops)) else { throw CAPIError.range("loops", "\(options.loops)", "-1 (until stopped) or 0 and up") }
         let group = try soundGroup(options.group)
-        guard options.priority <= 255 else { throw CAPIError.range("priority", "\(options.priority)", "0…255") }
+        guard SettingLimits.priority.contains(Int(options.priority)) else {
+            throw CAPIError.range("priority", "\(options.priority)", "\(SettingLimits.priority.lowerBound)…\(SettingLimits.priority.upperBound)")
+        }
         let id = SoundID(rawValue: sound)
         guard owner.engine.library.cue(for: id) != nil else {
             throw CAPIError(SFX_ERROR_SOUND, "sound \(sound) is not loaded (never loaded, or disposed); load it with sfx_load_file or sfx_system_sound")
@@ -175,11 +177,13 @@ func soundGroup(_ group: UInt32) throws(CAPIError) -> SoundGroup {
 }
 
 func checkGain(_ setting: String, _ gain: Float) throws(CAPIError) {
-    guard gain.isFinite, (0...Mixer.maximumGain).contains(gain) else {
-        throw CAPIError.range(setting, "\(gain)", "a number from 0 to \(Mixer.maximumGain)")
+    guard gain.isFinite, SettingLimits.gain.contains(gain) else {
+        throw CAPIError.range(setting, "\(gain)", "a number from \(Int(SettingLimits.gain.lowerBound)) to \(SettingLimits.gain.upperBound)")
     }
 }
 
 func checkPan(_ pan: Float) throws(CAPIError) {
-    guard pan.isFinite, (-1...1).contains(pan) else { throw CAPIError.range("pan", "\(pan)", "a number from -1 to 1") }
+    guard pan.isFinite, SettingLimits.pan.contains(pan) else {
+        throw CAPIError.range("pan", "\(pan)", "a number from \(Int(SettingLimits.pan.lowerBound)) to \(Int(SettingLimits.pan.upperBound))")
+    }
 }

@@ -1,3 +1,5 @@
+import SFXCore
+
 /// A small command-line parser in swift-argument-parser's conventions, written here because
 /// sfx depends on no Swift package outside the toolchain.
 ///
@@ -119,6 +121,16 @@ struct NumberOption {
     let spec: OptionSpec
     let range: ClosedRange<Double>
 
+    init(spec: OptionSpec, range: ClosedRange<Double>) {
+        self.spec = spec
+        self.range = range
+    }
+
+    /// An option for one of `SettingLimits`' ranges.
+    init(spec: OptionSpec, limits range: ClosedRange<Float>) {
+        self.init(spec: spec, range: Double(range.lowerBound)...Double(range.upperBound))
+    }
+
     /// The value given, checked; nil when the option is absent.
     func read(_ arguments: ParsedArguments) throws(UsageError) -> Double? {
         try arguments.number(spec.name, in: range)
@@ -138,7 +150,7 @@ struct IntegerOption {
 /// Options several subcommands share, declared once.
 enum CommonOptions {
     static let json = OptionSpec.flag("json", help: "Print JSON.")
-    static let pan = NumberOption(spec: .option("pan", value: "PAN", help: "Pan, -1 (left) to 1 (right) (default 0)."), range: -1...1)
+    static let pan = NumberOption(spec: .option("pan", value: "PAN", help: "Pan, -1 (left) to 1 (right) (default 0)."), limits: SettingLimits.pan)
 }
 
 struct UsageError: Error, CustomStringConvertible {

@@ -26,7 +26,7 @@ enum PlayCommand: Subcommand {
                   CommonOptions.pan.spec, loops.spec, normalize, normalizeTo.spec] + RawInput.specs + PlayerPlayback.specs
             + OutputOptions.specs + DaemonRoute.specs)
 
-    static let loops = IntegerOption(spec: .option("loops", value: "N", help: "Extra repeats; -1 repeats until Ctrl-C (default 0)."), range: -1...1_000_000)
+    static let loops = IntegerOption(spec: .option("loops", value: "N", help: "Extra repeats; -1 repeats until Ctrl-C (default 0)."), range: SettingLimits.textLoops)
     static let normalize = OptionSpec.flag("normalize", help: "Bring sound files to one loudness (-23 LUFS, true peak at most -1 dBTP) before playing.")
     static let normalizeTo = NumberOption(spec: .option("normalize-to", value: "LUFS", help: "Like --normalize, to this loudness (-70 to 0)."), range: -70...0)
 

@@ -13,7 +13,7 @@ import SFXMedia
 enum PlayerPlayback {
     static let start = NumberOption(spec: .option("start", value: "SECONDS", help: "Start this far into a file (plays it streamed)."), range: 0...1e9)
     /// `--rate` is already the device's sample rate (aplay's -r): the playback rate is `--speed`.
-    static let rate = NumberOption(spec: .option("speed", value: "R", help: "Playback rate, speed and pitch together (as SoundPool's setRate), 0.5 to 2 (default 1)."), range: 0.5...2)
+    static let rate = NumberOption(spec: .option("speed", value: "R", help: "Playback rate, speed and pitch together (as SoundPool's setRate), 0.5 to 2 (default 1)."), limits: SettingLimits.rate)
     static let then = OptionSpec.option("then", value: "NAME", help: "A sound (system name or file) to play once the others end.")
     static let specs = [start.spec, rate.spec, then]
 

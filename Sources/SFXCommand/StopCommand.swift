@@ -1,3 +1,4 @@
+import SFXCore
 import SFXDaemon
 
 enum StopCommand: Subcommand {
@@ -11,7 +12,7 @@ enum StopCommand: Subcommand {
         positionals: [],
         options: [fade.spec, quiet] + DaemonRoute.specs)
 
-    static let fade = IntegerOption(spec: .option("fade", value: "MS", help: "Fade out over this many milliseconds, 0 to 60000 (default 30)."), range: 0...60_000)
+    static let fade = IntegerOption(spec: .option("fade", value: "MS", help: "Fade out over this many milliseconds, 0 to 60000 (default 30)."), range: SettingLimits.fadeMilliseconds)
     static let quiet = OptionSpec.flag("quiet", short: "q", help: "Print nothing.")
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {

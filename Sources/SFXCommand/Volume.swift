@@ -1,11 +1,13 @@
 import Foundation
+import SFXCore
 
 /// A volume as the user writes it: a linear factor (`0.5`, as sox's `-v` takes it) or decibels
 /// (`-6dB`, `+3 dB`; canberra-gtk-play's `-V` takes plain decibels). Above 1 is gain, up to
 /// `maximumGain` (+12 dB); the mixer's limiter keeps the mix from clipping.
 enum Volume {
-    /// The largest factor: 4, +12.04 dB.
-    static let maximumGain = 4.0
+    /// The largest factor: 4, +12.04 dB (`SettingLimits.commandGain`, which says why it is less
+    /// than a program may ask for).
+    static let maximumGain = SettingLimits.commandGain.upperBound
 
     static let option = OptionSpec.option("volume", value: "GAIN", help: "A factor, 0 to \(Int(maximumGain)) (0.5), or decibels (-6dB); above 1 is gain, the limiter guards clipping (default 1).")
     static let decibelOption = OptionSpec.option("decibels", short: "V", value: "DB", help: "Volume in decibels, as canberra-gtk-play's -V: -6 is half, up to +12 (default 0).")

@@ -142,8 +142,8 @@ public final class Mixer: @unchecked Sendable {
         }
     }
 
-    /// The largest linear gain a voice, group or the master accepts (+24 dB).
-    public static let maximumGain: Float = 16
+    /// The largest linear gain a voice, group or the master accepts (+24 dB: `SettingLimits.gain`).
+    public static let maximumGain: Float = SettingLimits.gain.upperBound
 
     public let format: AudioFormat
     public let configuration: Configuration
@@ -789,12 +789,16 @@ public final class Mixer: @unchecked Sendable {
         state.pointee.eventCount += 1
     }
 
-    private static func clampedGain(_ gain: Float) -> Float { gain.isNaN ? 0 : min(max(gain, 0), maximumGain) }
+    private static func clampedGain(_ gain: Float) -> Float {
+        gain.isNaN ? 0 : min(max(gain, SettingLimits.gain.lowerBound), SettingLimits.gain.upperBound)
+    }
 
-    private static func clampedPan(_ pan: Float) -> Float { pan.isNaN ? 0 : min(max(pan, -1), 1) }
+    private static func clampedPan(_ pan: Float) -> Float {
+        pan.isNaN ? 0 : min(max(pan, SettingLimits.pan.lowerBound), SettingLimits.pan.upperBound)
+    }
 
-    /// The rates a voice may play at.
-    public static let rates: ClosedRange<Float> = 0.5...2
+    /// The rates a voice may play at (`SettingLimits.rate`).
+    public static let rates: ClosedRange<Float> = SettingLimits.rate
 
     private static func clampedRate(_ rate: Float) -> Float { rate.isNaN ? 1 : min(max(rate, rates.lowerBound), rates.upperBound) }
 

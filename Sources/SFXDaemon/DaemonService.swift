@@ -113,7 +113,7 @@ public final class DaemonService: Sendable {
             case .alert: return try alert(fields, file: file, uid: context.uid)
             case .vibrate: return try vibrate(fields)
             case .stop:
-                let fade = try number(fields, "fade", in: 0...60_000) ?? 30
+                let fade = try number(fields, "fade", in: SettingLimits.fadeMilliseconds) ?? 30
                 try engine.stopAll(fade: .milliseconds(Int64(fade)))
                 return (.ok, [])
             case .mute: return try mute(fields)
@@ -139,9 +139,9 @@ public final class DaemonService: Sendable {
     // MARK: Requests
 
     private func play(_ fields: Fields, file: Int32?, uid: uid_t) throws -> (ReplyKind, [UInt8]) {
-        let volume = try number(fields, "volume", in: 0...16) ?? 1
-        let pan = try number(fields, "pan", in: -1...1) ?? 0
-        let loops = Int(try number(fields, "loops", in: -1...1_000_000) ?? 0)
+        let volume = try number(fields, "volume", in: SettingLimits.gain) ?? 1
+        let pan = try number(fields, "pan", in: SettingLimits.pan) ?? 0
+        let loops = Int(try number(fields, "loops", in: SettingLimits.textLoops) ?? 0)
         let (sound, temporary) = try sound(fields, file: file, uid: uid)
         let voice = engine.play(sound, volume: Float(volume), pan: Float(pan), loops: loops) { [self] _ in
             // A file played once is forgotten when its play ends.
@@ -152,7 +152,7 @@ public final class DaemonService: Sendable {
     }
 
     private func alert(_ fields: Fields, file: Int32?, uid: uid_t) throws -> (ReplyKind, [UInt8]) {
-        let volume = try number(fields, "volume", in: 0...16) ?? 1
+        let volume = try number(fields, "volume", in: SettingLimits.gain) ?? 1
         let (sound, temporary) = try sound(fields, file: file, uid: uid)
         let result = engine.alert(sound, volume: Float(volume)) { [self] _ in
             if let temporary { forget(sound, temporary, of: uid) }
@@ -374,6 +374,14 @@ public final class DaemonService: Sendable {
         guard let old = named.withLock({ $0.updateValue(id, forKey: name) }), old != id else { return false }
         try? engine.dispose(old)
         return true
+    }
+
+    private func number(_ fields: Fields, _ key: String, in range: ClosedRange<Float>) throws -> Double? {
+        try number(fields, key, in: Double(range.lowerBound)...Double(range.upperBound))
+    }
+
+    private func number(_ fields: Fields, _ key: String, in range: ClosedRange<Int>) throws -> Double? {
+        try number(fields, key, in: Double(range.lowerBound)...Double(range.upperBound))
     }
 
     private func number(_ fields: Fields, _ key: String, in range: ClosedRange<Double>) throws -> Double? {

@@ -196,7 +196,7 @@ public final class Player: @unchecked Sendable {
         get { state.withLock { $0.volume } }
         set {
             guard let voice = state.withLock({ state -> Voice?? in
-                guard (0...Mixer.maximumGain).contains(newValue) else { return .none }
+                guard SettingLimits.gain.contains(newValue) else { return .none }
                 state.volume = newValue
                 return .some(state.voice)
             }) else { return }
@@ -209,7 +209,7 @@ public final class Player: @unchecked Sendable {
         get { state.withLock { $0.pan } }
         set {
             guard let voice = state.withLock({ state -> Voice?? in
-                guard (-1...1).contains(newValue) else { return .none }
+                guard SettingLimits.pan.contains(newValue) else { return .none }
                 state.pan = newValue
                 return .some(state.voice)
             }) else { return }

@@ -408,7 +408,7 @@ public final class SoundEngine: @unchecked Sendable {
         do throws(SettingError) {
             try Self.checkGain("volume", volume)
             try Self.checkPan(pan)
-            try SettingError.check("loops", loops, in: -1...Int.max)
+            try SettingError.check("loops", loops, in: SettingLimits.loops)
             try SettingError.check("maxInstances", maxInstances, in: 0...Int.max)
             try SettingError.check("fadeIn", fadeIn, in: Self.fades)
             try Self.checkRate(rate)
@@ -503,8 +503,8 @@ public final class SoundEngine: @unchecked Sendable {
         send(.setMasterGain(gain))
     }
 
-    /// The fades a stop may have.
-    public static let fades = Duration.zero...Duration.seconds(60)
+    /// The fades a stop may have (`SettingLimits.fade`).
+    public static let fades = SettingLimits.fade
     static let defaultFade = Duration.milliseconds(5)
 
     // MARK: State
@@ -607,15 +607,15 @@ public final class SoundEngine: @unchecked Sendable {
     }
 
     static func checkGain(_ setting: String, _ gain: Float) throws(SettingError) {
-        try SettingError.check(setting, gain, in: 0...Mixer.maximumGain)
+        try SettingError.check(setting, gain, in: SettingLimits.gain)
     }
 
     static func checkPan(_ pan: Float) throws(SettingError) {
-        try SettingError.check("pan", pan, in: -1...1)
+        try SettingError.check("pan", pan, in: SettingLimits.pan)
     }
 
     static func checkRate(_ rate: Float) throws(SettingError) {
-        try SettingError.check("rate", rate, in: Mixer.rates)
+        try SettingError.check("rate", rate, in: SettingLimits.rate)
     }
 }
 
