@@ -98,9 +98,16 @@ final class DocumentationExamplesTests: XCTestCase {
 
     func testTheExamplesAreFoundAndEachFragmentSaysWhy() throws {
         let examples = try Self.allExamples()
-        XCTAssertGreaterThanOrEqual(examples.filter { $0.path == "README.md" && $0.language == "swift" }.count, 4, "\(examples)")
-        XCTAssertGreaterThanOrEqual(examples.filter { $0.language == "c" }.count, 1, "\(examples)")
-        XCTAssertEqual(examples.filter { $0.kind == .manifest }.count, 1, "the README's Package.swift")
+        // The README teaches with one program in each language; the manual as a whole has the rest.
+        XCTAssertGreaterThanOrEqual(examples.filter { $0.path == "README.md" && $0.language == "swift" && $0.kind != .manifest }.count, 1, "\(examples)")
+        XCTAssertGreaterThanOrEqual(examples.filter { $0.path == "README.md" && $0.language == "c" }.count, 1, "\(examples)")
+        XCTAssertGreaterThanOrEqual(examples.filter { $0.language == "swift" && $0.kind != .manifest }.count, 6, "\(examples)")
+        XCTAssertEqual(examples.filter { $0.kind == .manifest }.map(\.path), ["README.md"], "the README's Package.swift")
+        // Every page of the manual is in its index, docs/README.md.
+        let index = try String(contentsOf: Self.checkout.appending(path: "docs/README.md"), encoding: .utf8)
+        for page in try Self.documents().map(\.lastPathComponent) where page != "README.md" {
+            XCTAssertTrue(index.contains("](\(page))"), "docs/README.md does not list \(page)")
+        }
         for example in examples {
             if case .notCompiled(let why) = example.kind { print("not compiled: \(example): \(why)") }
         }
