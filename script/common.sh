@@ -26,8 +26,8 @@ SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libsoxr-de
 
 # What a program that depends on sfx needs to build (`script/packages --build` prints it; the
 # README quotes it): pkg-config and the -dev packages above. What its binary needs where it
-# runs (`script/packages --run`): the libraries sfx links or loads, FFmpeg's only for the
-# formats libsndfile cannot read.
+# runs (`script/packages --run`; docs/library.md quotes it): the libraries sfx links or loads,
+# FFmpeg's only for the formats libsndfile cannot read.
 sfx_build_packages() {
     local p
     for p in "${SFX_PACKAGES[@]}"; do

@@ -2,7 +2,7 @@
 // A game that embeds sfx, as the README shows: `swift build` here builds it against this checkout.
 //   Game         the README's example (plays tock, coin.ogg from the working directory, and bell)
 //   PlaySounds   plays the system sounds named on its command line, or every bundled one
-//   GameTests    the README's headless test, on sfx's virtual sound card (swift test)
+//   GameTests    the headless test of docs/virtual-card.md, on sfx's virtual sound card (swift test)
 import PackageDescription
 
 let package = Package(

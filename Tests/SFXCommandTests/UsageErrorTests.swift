@@ -2,7 +2,7 @@ import Foundation
 import SFXMedia
 import XCTest
 
-/// Usage errors name the flag, never a Swift property, and exit 64 (EX_USAGE), as the README
+/// Usage errors name the flag, never a Swift property, and exit 64 (EX_USAGE), as docs/cli.md
 /// says: every numeric option of every subcommand is given values it cannot take, and the
 /// settings the library checks across options (the recorder's --min and --max, Opus's rates)
 /// are given values the options alone allow.

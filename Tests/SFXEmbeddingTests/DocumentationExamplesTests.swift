@@ -98,9 +98,16 @@ final class DocumentationExamplesTests: XCTestCase {
 
     func testTheExamplesAreFoundAndEachFragmentSaysWhy() throws {
         let examples = try Self.allExamples()
-        XCTAssertGreaterThanOrEqual(examples.filter { $0.path == "README.md" && $0.language == "swift" }.count, 4, "\(examples)")
-        XCTAssertGreaterThanOrEqual(examples.filter { $0.language == "c" }.count, 1, "\(examples)")
-        XCTAssertEqual(examples.filter { $0.kind == .manifest }.count, 1, "the README's Package.swift")
+        // The README teaches with one program in each language; the manual as a whole has the rest.
+        XCTAssertGreaterThanOrEqual(examples.filter { $0.path == "README.md" && $0.language == "swift" && $0.kind != .manifest }.count, 1, "\(examples)")
+        XCTAssertGreaterThanOrEqual(examples.filter { $0.path == "README.md" && $0.language == "c" }.count, 1, "\(examples)")
+        XCTAssertGreaterThanOrEqual(examples.filter { $0.language == "swift" && $0.kind != .manifest }.count, 6, "\(examples)")
+        XCTAssertEqual(examples.filter { $0.kind == .manifest }.map(\.path), ["README.md"], "the README's Package.swift")
+        // Every page of the manual is in its index, docs/README.md.
+        let index = try String(contentsOf: Self.checkout.appending(path: "docs/README.md"), encoding: .utf8)
+        for page in try Self.documents().map(\.lastPathComponent) where page != "README.md" {
+            XCTAssertTrue(index.contains("](\(page))"), "docs/README.md does not list \(page)")
+        }
         for example in examples {
             if case .notCompiled(let why) = example.kind { print("not compiled: \(example): \(why)") }
         }
@@ -167,17 +174,18 @@ final class DocumentationExamplesTests: XCTestCase {
         }
     }
 
-    /// The README quotes the package lists that script/packages prints from script/common.sh.
+    /// The README and the manual quote the package lists that script/packages prints from
+    /// script/common.sh (the README what building needs, docs/library.md what a binary needs).
     func testTheReadmesPackageListsAreTheScripts() throws {
-        let readme = try String(contentsOf: Self.checkout.appending(path: "README.md"), encoding: .utf8)
+        let readme = try Self.documents().map { try String(contentsOf: $0, encoding: .utf8) }.joined(separator: "\n")
             .replacingOccurrences(of: "\n", with: " ")
         for option in ["--build", "--run", "--ffmpeg"] {
             let printed = try Self.run(Self.checkout.appending(path: "script/packages"), [option])
             XCTAssertEqual(printed.status, 0, printed.output)
             let list = printed.output.trimmingCharacters(in: .whitespacesAndNewlines)
             XCTAssertFalse(list.isEmpty)
-            XCTAssertTrue(readme.contains("`script/packages \(option)`"), "the README names script/packages \(option)")
-            XCTAssertTrue(readme.contains("`\(list)`"), "the README's list for \(option) is not what script/packages prints: `\(list)`")
+            XCTAssertTrue(readme.contains("`script/packages \(option)`"), "the README or the manual names script/packages \(option)")
+            XCTAssertTrue(readme.contains("`\(list)`"), "the documentation's list for \(option) is not what script/packages prints: `\(list)`")
         }
         let all = try Self.run(Self.checkout.appending(path: "script/packages"), []).output.split(separator: " ").map {
             $0.trimmingCharacters(in: .whitespacesAndNewlines)

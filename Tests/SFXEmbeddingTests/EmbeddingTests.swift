@@ -6,7 +6,7 @@ import SFXTesting
 /// A game embeds sfx the way the README says, in a package of its own: Examples/Game, copied to a
 /// temporary directory and depending on this checkout by its absolute path (whatever the
 /// checkout's directory is called), is built with `swift build --build-tests` once; then
-/// - its own headless test (the README's, through the `SFXTesting` product) passes;
+/// - its own headless test (docs/virtual-card.md's, through the `SFXTesting` product) passes;
 /// - its `Game` (the README's example) plays on a virtual card;
 /// - its `PlaySounds`, copied to a directory of its own with no checkout, no Sounds directory and
 ///   no installed theme in reach, plays `tock` and every bundled sound, synthesised in memory.
@@ -29,11 +29,14 @@ final class EmbeddingTests: XCTestCase {
         if let scratch { try? FileManager.default.removeItem(at: scratch) }
     }
 
-    // MARK: The README and the example package say the same
+    // MARK: The README, the manual and the example package say the same
 
-    /// The ```swift blocks of the README, in order.
-    static func readmeSwiftBlocks() throws -> [String] {
-        let text = try String(contentsOf: checkout.appending(path: "README.md"), encoding: .utf8)
+    /// The ```swift blocks of the README, then of the manual's pages (docs/*.md), in order.
+    static func documentationSwiftBlocks() throws -> [String] {
+        let docs = checkout.appending(path: "docs")
+        let pages = try FileManager.default.contentsOfDirectory(atPath: docs.path).filter { $0.hasSuffix(".md") }.sorted()
+        let text = try ([checkout.appending(path: "README.md")] + pages.map { docs.appending(path: $0) })
+            .map { try String(contentsOf: $0, encoding: .utf8) }.joined(separator: "\n")
         var blocks: [String] = [], current: [Substring]? = nil
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
             if current == nil, line == "```swift" {
@@ -49,7 +52,7 @@ final class EmbeddingTests: XCTestCase {
     }
 
     func testTheReadmesPackageLinesAndExamplesAreTheExamplePackagesFiles() throws {
-        let blocks = try Self.readmeSwiftBlocks()
+        let blocks = try Self.documentationSwiftBlocks()
         let manifest = try XCTUnwrap(blocks.first { $0.hasPrefix("// swift-tools-version") }, "the README shows a game's Package.swift")
         let example = try String(contentsOf: Self.example.appending(path: "Package.swift"), encoding: .utf8)
         let exampleLines = Set(example.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })

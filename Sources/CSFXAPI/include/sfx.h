@@ -31,7 +31,7 @@
  *
  * Run time. libsfx.so is written in Swift: it needs the Swift runtime libraries of the toolchain
  * it was built with (found through its RUNPATH), and Debian's libasound2, libsndfile1, libsoxr0,
- * libebur128-1, libgpiod2 and libpulse0. See the README's "From C" section.
+ * libebur128-1, libgpiod2 and libpulse0. See docs/c-api.md.
  */
 #ifndef SFX_H
 #define SFX_H
