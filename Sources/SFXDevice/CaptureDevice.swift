@@ -5,8 +5,8 @@
 /// `SFX.Recorder` and `SFX.LevelMonitor` read it on their capture thread. A capture stream
 /// starts with its first `read`: wait only once it runs.
 public protocol CaptureDevice: AnyObject {
-    /// What the device agreed to (the same numbers as playback: format, rate, channels, period, buffer).
-    var parameters: PlaybackParameters { get }
+    /// What the device agreed to: format, rate, channels, period, buffer.
+    var parameters: CaptureParameters { get }
 
     /// Waits until at least one period can be read or `timeoutMilliseconds` pass.
     /// Returns 1 when ready, 0 on timeout, or a negative errno.
@@ -32,5 +32,13 @@ public protocol CaptureDevice: AnyObject {
 /// Opens capture devices (the recorder's side of `PlaybackDeviceFactory`).
 public protocol CaptureDeviceFactory: Sendable {
     /// Opens a device as near `request` as it can; throws one line naming the device and the fix.
-    func open(_ request: PlaybackRequest) throws(ALSAError) -> any CaptureDevice
+    func open(_ request: CaptureRequest) throws(ALSAError) -> any CaptureDevice
+}
+
+extension CaptureDeviceFactory {
+    /// Capture was once asked for with a playback request.
+    @available(*, deprecated, message: "ask with a CaptureRequest")
+    public func open(_ request: PlaybackRequest) throws(ALSAError) -> any CaptureDevice {
+        try open(CaptureRequest(request))
+    }
 }

@@ -1,22 +1,24 @@
 import CALSA
 import Glibc
 
-/// An open ALSA capture stream: sfx's ALSA `CaptureDevice`. It negotiates like `PCMPlayback`
-/// (the request's formats in order, rate, channels, period, buffer; avail_min at one period)
-/// and starts with the first read.
+/// An open ALSA capture stream: sfx's ALSA `CaptureDevice`. It negotiates as `PCMPlayback` does
+/// (`PCMStream`: the request's formats in order, rate, channels, period, buffer; avail_min at
+/// one period) and starts with the first read.
 ///
 /// `wait`, `available`, `read` and `recover` are for the real-time thread: they neither
 /// allocate nor throw and report ALSA's negative errno; everything else is for ordinary threads.
 public final class PCMCapture: CaptureDevice, @unchecked Sendable {
-    public let parameters: PlaybackParameters
+    public let parameters: CaptureParameters
     private var pcm: OpaquePointer?
     /// Samples in the device format before conversion to float, for up to `maxFrames` frames.
     private let conversion: UnsafeMutableRawPointer
     private let maxFrames: Int
 
     /// Opens `request.device` for capture and negotiates format, rate, channels, period and buffer.
-    public init(_ request: PlaybackRequest) throws(ALSAError) {
-        (pcm, parameters) = try PCMPlayback.open(request, capture: true)
+    public init(_ request: CaptureRequest) throws(ALSAError) {
+        let opened = try PCMStream.open(PCMStream.Shape(request), direction: .capture)
+        pcm = opened.pcm
+        parameters = CaptureParameters(opened.negotiated)
         maxFrames = max(parameters.periodFrames, parameters.bufferFrames)
         conversion = .allocate(byteCount: maxFrames * parameters.channels * 4, alignment: 16)
     }
@@ -85,7 +87,15 @@ public final class PCMCapture: CaptureDevice, @unchecked Sendable {
 public struct SystemCaptureDevices: CaptureDeviceFactory {
     public init() {}
 
-    public func open(_ request: PlaybackRequest) throws(ALSAError) -> any CaptureDevice {
+    public func open(_ request: CaptureRequest) throws(ALSAError) -> any CaptureDevice {
         try PCMCapture(request)
+    }
+}
+
+extension PCMCapture {
+    /// Capture was once asked for with a playback request.
+    @available(*, deprecated, message: "ask with a CaptureRequest")
+    public convenience init(_ request: PlaybackRequest) throws(ALSAError) {
+        try self.init(CaptureRequest(request))
     }
 }

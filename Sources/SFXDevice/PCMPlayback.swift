@@ -2,107 +2,6 @@ import CALSA
 import Glibc
 import SFXCore
 
-/// A sample format sfx can hand to ALSA. The mixer works in float; the device gets one of these.
-public enum SampleFormat: String, Sendable, CaseIterable, Codable {
-    case float32 = "FLOAT_LE"
-    case s32 = "S32_LE"
-    case s16 = "S16_LE"
-
-    public var bytesPerSample: Int {
-        switch self {
-        case .float32, .s32: 4
-        case .s16: 2
-        }
-    }
-
-    var alsa: snd_pcm_format_t {
-        switch self {
-        case .float32: SND_PCM_FORMAT_FLOAT_LE
-        case .s32: SND_PCM_FORMAT_S32_LE
-        case .s16: SND_PCM_FORMAT_S16_LE
-        }
-    }
-}
-
-/// What to ask ALSA for. Every value is a request: the device may give the nearest it supports,
-/// and `PCMPlayback.parameters` says what was negotiated.
-public struct PlaybackRequest: Sendable {
-    /// Any ALSA PCM name: "default", "hw:0,0", "plughw:1", "dmix", a plugin device…
-    public var device: String = "default"
-    public var sampleRate: Int = 48_000
-    public var channels: Int = 2
-    /// Frames per period: the unit the real-time thread renders and writes.
-    public var periodFrames: Int = 128
-    /// Periods in the device buffer.
-    public var periodCount: Int = 3
-    /// Formats in order of preference.
-    public var formats: [SampleFormat] = [.float32, .s32, .s16]
-    /// Periods of room the device waits for before it wakes the real-time thread (ALSA's
-    /// avail_min): 1 on the classic path, which writes a period at a time; rewind mode waits for
-    /// several, since a command wakes it anyway (`RewindMode`). At most half the buffer as
-    /// negotiated, so at least half of it is still queued at every wake-up.
-    public var wakePeriods: Int = 1
-
-    public init(device: String = "default", sampleRate: Int = 48_000, channels: Int = 2,
-                periodFrames: Int = 128, periodCount: Int = 3) {
-        self.device = device
-        self.sampleRate = sampleRate
-        self.channels = channels
-        self.periodFrames = periodFrames
-        self.periodCount = periodCount
-    }
-
-    /// avail_min for the parameters a device agreed to: `wakePeriods` periods, at most half the
-    /// buffer (whole periods), at least one period.
-    public func wakeFrames(periodFrames: Int, bufferFrames: Int) -> Int {
-        periodFrames * max(1, min(wakePeriods, bufferFrames / periodFrames / 2))
-    }
-
-    /// The values each number may take; `PCMPlayback` refuses a request outside them.
-    public static let sampleRates = 8_000...384_000
-    public static let channelCounts = 1...2
-    public static let periodSizes = 16...16_384
-    public static let periodCounts = 2...64
-
-    /// The first setting out of its range, as (name, value, allowed range), or nil when every
-    /// number is valid.
-    public var invalidSetting: (setting: String, value: String, allowed: String)? {
-        func outside(_ name: String, _ value: Int, _ range: ClosedRange<Int>) -> (String, String, String)? {
-            range.contains(value) ? nil : (name, "\(value)", "\(range.lowerBound)…\(range.upperBound)")
-        }
-        if let bad = outside("sampleRate", sampleRate, Self.sampleRates) { return bad }
-        if let bad = outside("channels", channels, Self.channelCounts) { return bad }
-        if let bad = outside("periodFrames", periodFrames, Self.periodSizes) { return bad }
-        if let bad = outside("periodCount", periodCount, Self.periodCounts) { return bad }
-        if let bad = outside("wakePeriods", wakePeriods, 1...periodCount) { return bad }
-        if formats.isEmpty { return ("formats", "[]", "one or more of FLOAT_LE, S32_LE, S16_LE") }
-        return nil
-    }
-}
-
-/// What the device agreed to.
-public struct PlaybackParameters: Sendable, Equatable, Codable, CustomStringConvertible {
-    public var device: String
-    public var format: SampleFormat
-    public var sampleRate: Int
-    public var channels: Int
-    public var periodFrames: Int
-    public var bufferFrames: Int
-    public var startThreshold: Int
-    /// Frames of room the device waits for before waking the real-time thread (avail_min); nil:
-    /// one period.
-    public var wakeFrames: Int?
-
-    public var audioFormat: AudioFormat { AudioFormat(sampleRate: sampleRate, channels: channels) }
-
-    /// The most a frame written now waits before it reaches the DAC: the whole buffer.
-    public var bufferLatency: Double { Double(bufferFrames) / Double(sampleRate) }
-
-    public var description: String {
-        "\(device): \(format.rawValue) \(sampleRate) Hz \(channels) ch, period \(periodFrames), buffer \(bufferFrames)"
-    }
-}
-
 /// An open ALSA playback stream, configured for low latency: the period the request asked for
 /// (or the nearest), the start threshold at one period (so the stream restarts one period after
 /// an xrun instead of after a whole buffer of silence), avail_min at one period unless the
@@ -126,7 +25,9 @@ public final class PCMPlayback: PlaybackDevice, @unchecked Sendable {
 
     /// Opens `request.device` for playback and negotiates format, rate, channels, period and buffer.
     public init(_ request: PlaybackRequest) throws(ALSAError) {
-        (pcm, parameters) = try Self.open(request, capture: false)
+        let opened = try PCMStream.open(PCMStream.Shape(request), direction: .playback)
+        pcm = opened.pcm
+        parameters = PlaybackParameters(opened.negotiated)
         maxFrames = max(parameters.periodFrames, parameters.bufferFrames)
         conversion = .allocate(byteCount: maxFrames * parameters.channels * 4, alignment: 16)
         pollCapacity = Int(max(0, snd_pcm_poll_descriptors_count(pcm))) + 1
@@ -152,71 +53,6 @@ public final class PCMPlayback: PlaybackDevice, @unchecked Sendable {
     public func close() {
         if let pcm { snd_pcm_close(pcm) }
         pcm = nil
-    }
-
-    /// Negotiates `request` on an open PCM: interleaved access, the first format of
-    /// `request.formats` it offers, channels, rate (resampling allowed), period and buffer; then
-    /// avail_min at `wakePeriods` (one period unless asked) and the start threshold at one period (`capture`: one frame, so
-    /// the first read starts the stream), and prepares it.
-    /// Opens `request.device` for playback or capture, negotiated as `configure` does; a request
-    /// out of range is refused before ALSA sees it. Closes the handle again when it fails.
-    static func open(_ request: PlaybackRequest, capture: Bool) throws(ALSAError) -> (OpaquePointer?, PlaybackParameters) {
-        ALSALibrary.ready
-        let name = request.device
-        if let bad = request.invalidSetting {
-            throw ALSAError(device: name, operation: "ask for \(bad.setting) \(bad.value) (allowed: \(bad.allowed))", code: -EINVAL)
-        }
-        var handle: OpaquePointer?
-        try check(snd_pcm_open(&handle, name, capture ? SND_PCM_STREAM_CAPTURE : SND_PCM_STREAM_PLAYBACK, 0),
-                  name, capture ? "open for capture" : "open for playback")
-        do {
-            return (handle, try configure(handle, request, capture: capture))
-        } catch {
-            snd_pcm_close(handle)
-            throw error
-        }
-    }
-
-    static func configure(_ pcm: OpaquePointer?, _ request: PlaybackRequest, capture: Bool = false) throws(ALSAError) -> PlaybackParameters {
-        let name = request.device
-        var hw: OpaquePointer?
-        snd_pcm_hw_params_malloc(&hw)
-        defer { snd_pcm_hw_params_free(hw) }
-        try check(snd_pcm_hw_params_any(pcm, hw), name, "read hardware parameters")
-        try check(snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED), name, "set interleaved access")
-        guard let format = request.formats.first(where: { snd_pcm_hw_params_test_format(pcm, hw, $0.alsa) == 0 }) else {
-            throw ALSAError(device: name, operation: "set a float, S32 or S16 sample format", code: -EINVAL)
-        }
-        try check(snd_pcm_hw_params_set_format(pcm, hw, format.alsa), name, "set format \(format.rawValue)")
-        var channels = UInt32(request.channels)
-        try check(snd_pcm_hw_params_set_channels_near(pcm, hw, &channels), name, "set \(request.channels) channels")
-        guard channels == 1 || channels == 2 else {
-            throw ALSAError(device: name, operation: "set mono or stereo (device offers \(channels) channels)", code: -EINVAL)
-        }
-        var rate = UInt32(request.sampleRate)
-        try check(snd_pcm_hw_params_set_rate_resample(pcm, hw, 1), name, "allow resampling")
-        try check(snd_pcm_hw_params_set_rate_near(pcm, hw, &rate, nil), name, "set rate \(request.sampleRate) Hz")
-        var period = snd_pcm_uframes_t(request.periodFrames)
-        try check(snd_pcm_hw_params_set_period_size_near(pcm, hw, &period, nil), name, "set period \(request.periodFrames)")
-        var buffer = snd_pcm_uframes_t(request.periodFrames * request.periodCount)
-        try check(snd_pcm_hw_params_set_buffer_size_near(pcm, hw, &buffer), name, "set buffer \(buffer)")
-        try check(snd_pcm_hw_params(pcm, hw), name, "apply hardware parameters")
-        snd_pcm_hw_params_get_period_size(hw, &period, nil)
-        snd_pcm_hw_params_get_buffer_size(hw, &buffer)
-
-        var sw: OpaquePointer?
-        snd_pcm_sw_params_malloc(&sw)
-        defer { snd_pcm_sw_params_free(sw) }
-        try check(snd_pcm_sw_params_current(pcm, sw), name, "read software parameters")
-        let startThreshold = capture ? 1 : period
-        try check(snd_pcm_sw_params_set_start_threshold(pcm, sw, startThreshold), name, "set start threshold")
-        let wake = snd_pcm_uframes_t(request.wakeFrames(periodFrames: Int(period), bufferFrames: Int(buffer)))
-        try check(snd_pcm_sw_params_set_avail_min(pcm, sw, wake), name, "set avail_min")
-        try check(snd_pcm_sw_params(pcm, sw), name, "apply software parameters")
-        try check(snd_pcm_prepare(pcm), name, "prepare")
-        return PlaybackParameters(device: name, format: format, sampleRate: Int(rate), channels: Int(channels),
-                                  periodFrames: Int(period), bufferFrames: Int(buffer), startThreshold: Int(startThreshold),
-                                  wakeFrames: wake == period ? nil : Int(wake))
     }
 
     // MARK: Real-time thread

@@ -12,7 +12,7 @@ import SFXDevice
 /// monitor.stop()
 /// ```
 public final class LevelMonitor: @unchecked Sendable {
-    public let parameters: PlaybackParameters
+    public let parameters: CaptureParameters
     /// The meters about 20 times a second; ends at `stop()`.
     public let levels: AsyncStream<LevelReading>
     private let capture: CaptureLoop

@@ -125,7 +125,7 @@ public final class Recorder: @unchecked Sendable {
     public var captureThreadID: Int32 { capture?.threadID.load(ordering: .acquiring) ?? 0 }
 
     /// The format the device agreed to (rate and channels are the file's); nil before `record()`.
-    public var parameters: PlaybackParameters? { capture?.device.parameters }
+    public var parameters: CaptureParameters? { capture?.device.parameters }
 
     /// Average power of `channel` over the last capture period, in dBFS (−160 … 0); see `LevelMeter`.
     public func averagePower(channel: Int) -> Float { capture?.meter.averagePower(channel: channel) ?? LevelMeter.floor }

@@ -45,17 +45,17 @@ public struct RecorderSettings: Sendable {
     }
 
     /// The device request these settings make.
-    var request: PlaybackRequest {
-        PlaybackRequest(device: device, sampleRate: sampleRate, channels: channels,
-                        periodFrames: periodFrames ?? max(sampleRate / 100, PlaybackRequest.periodSizes.lowerBound), periodCount: periodCount)
+    var request: CaptureRequest {
+        CaptureRequest(device: device, sampleRate: sampleRate, channels: channels,
+                       periodFrames: periodFrames ?? max(sampleRate / 100, CaptureRequest.periodSizes.lowerBound), periodCount: periodCount)
     }
 
     /// Throws the first setting out of range.
     func validate() throws(SettingError) {
         try SettingError.check("sampleRate", sampleRate, in: 8_000...192_000)
-        try SettingError.check("channels", channels, in: PlaybackRequest.channelCounts)
-        if let periodFrames { try SettingError.check("periodFrames", periodFrames, in: PlaybackRequest.periodSizes) }
-        try SettingError.check("periodCount", periodCount, in: PlaybackRequest.periodCounts)
+        try SettingError.check("channels", channels, in: CaptureRequest.channelCounts)
+        if let periodFrames { try SettingError.check("periodFrames", periodFrames, in: CaptureRequest.periodSizes) }
+        try SettingError.check("periodCount", periodCount, in: CaptureRequest.periodCounts)
         try SettingError.check("realtimePriority", Int(realtimePriority), in: 1...99)
         if let bitRate { try SettingError.check("bitRate", bitRate, in: 16_000...512_000) }
         if let quality, !(quality.isFinite && (0...1).contains(quality)) {

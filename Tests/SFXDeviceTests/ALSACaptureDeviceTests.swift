@@ -12,7 +12,7 @@ final class ALSACaptureDeviceTests: XCTestCase {
         let card = try cardCapturing(source)
         defer { try? card.remove() }
 
-        var request = PlaybackRequest(device: card.hardwarePCMName, sampleRate: 48_000, channels: 1, periodFrames: 480, periodCount: 4)
+        var request = CaptureRequest(device: card.hardwarePCMName, sampleRate: 48_000, channels: 1, periodFrames: 480, periodCount: 4)
         request.formats = [.float32]
         let device: any CaptureDevice = try SystemCaptureDevices().open(request)
         XCTAssertTrue(device is PCMCapture)
@@ -36,7 +36,7 @@ final class ALSACaptureDeviceTests: XCTestCase {
         let card = try cardCapturing(source)
         defer { try? card.remove() }
 
-        var request = PlaybackRequest(device: card.hardwarePCMName, sampleRate: 48_000, channels: 1, periodFrames: 480, periodCount: 4)
+        var request = CaptureRequest(device: card.hardwarePCMName, sampleRate: 48_000, channels: 1, periodFrames: 480, periodCount: 4)
         request.formats = [.s16]
         let device = try PCMCapture(request)
         XCTAssertEqual(device.parameters.format, .s16)
