@@ -51,7 +51,7 @@ public struct UserSettings: Sendable {
     public var warnings: [String] = []
     /// Invalid values by key (`vibrate-with-alert`, `backend`, `gpio`): the setting stays unset,
     /// and a command that needs it fails with this (`check(_:)`), while the others run.
-    public var invalid: [String: SettingsError] = [:]
+    public var invalid: [String: SettingsFileError] = [:]
 
     /// The keys each section may hold.
     public static let knownKeys: [String: [String]] = [
@@ -66,7 +66,7 @@ public struct UserSettings: Sendable {
     public static let hapticKeys = ["backend", "gpio"]
 
     /// Throws the invalid value of the first of `keys` that has one.
-    public func check(_ keys: [String]) throws(SettingsError) {
+    public func check(_ keys: [String]) throws(SettingsFileError) {
         for key in keys { if let error = invalid[key] { throw error } }
     }
 
@@ -80,7 +80,7 @@ public struct UserSettings: Sendable {
     /// others can write, with one line naming it. So root running with another user's HOME
     /// (`sudo -E`) never runs her `[haptics] command`; no rename between the check and the read
     /// can swap in another file.
-    public static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws(SettingsError) -> UserSettings {
+    public static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws(SettingsFileError) -> UserSettings {
         let url = url(environment: environment)
         let base: URL
         let components: [String]
@@ -97,16 +97,16 @@ public struct UserSettings: Sendable {
                   let opened = try directory.openOwnedFile("sfx.conf", what: "a settings file") else { return UserSettings() }
             fd = opened
         } catch {
-            throw SettingsError("\(error)")
+            throw SettingsFileError("\(error)")
         }
         defer { close(fd) }
         let ini: IniFile
         do {
             ini = IniFile(parsing: String(decoding: try readSettings(fd, path: url.path), as: UTF8.self))
-        } catch let error as SettingsError {
+        } catch let error as SettingsFileError {
             throw error
         } catch {
-            throw SettingsError("cannot read \(url.path) (\(error)); fix or remove it")
+            throw SettingsFileError("cannot read \(url.path) (\(error)); fix or remove it")
         }
         return UserSettings(ini, path: url.path)
     }
@@ -118,11 +118,11 @@ public struct UserSettings: Sendable {
         while true {
             let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw SettingsError("cannot read the settings file \(path) (\(String(cString: strerror(errno)))); check the disk") }
+            guard n >= 0 else { throw SettingsFileError("cannot read the settings file \(path) (\(String(cString: strerror(errno)))); check the disk") }
             if n == 0 { return bytes }
             bytes += chunk[0..<n]
             if bytes.count > IniFile.maximumFileBytes {
-                throw SettingsError("\(path) is larger than \(IniFile.maximumFileBytes / 1_000_000) MB, too large for a settings file; give the right file")
+                throw SettingsFileError("\(path) is larger than \(IniFile.maximumFileBytes / 1_000_000) MB, too large for a settings file; give the right file")
             }
         }
     }
@@ -133,7 +133,7 @@ public struct UserSettings: Sendable {
             ini.entries.last { $0.group == group && $0.key == key }?.line ?? 0
         }
         func bad(_ group: String, _ key: String, _ value: String, _ allowed: String) {
-            let error = SettingsError("\(path):\(line(of: key, in: group)): \(key) = \(value) is not valid; use \(allowed)")
+            let error = SettingsFileError("\(path):\(line(of: key, in: group)): \(key) = \(value) is not valid; use \(allowed)")
             invalid[key] = error
             warnings.append(error.description)
         }
@@ -222,7 +222,7 @@ public struct UserSettings: Sendable {
     }
 }
 
-extension SettingsError {
+extension SettingsFileError {
     /// The settings file could not be read: one line that speaks of a settings file.
     init(_ error: MediaError, path: String) {
         switch error.reason {

@@ -51,8 +51,13 @@ public final class Recorder: @unchecked Sendable {
     private let state = Mutex<State>(State())
     private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
-    /// 0 running, 1 stop (keep), 2 cancel (delete).
-    private let ending = Atomic<Int>(0)
+    /// How the recording is asked to end: an `Ending`'s raw value (0 while it runs).
+    private let ending = Atomic<Int>(Ending.running.rawValue)
+
+    /// How a recording ends: kept (`stop`, `maxDuration`) or deleted (`cancel`).
+    private enum Ending: Int {
+        case running = 0, keep = 1, delete = 2
+    }
     /// Set once by `record()`; read from any thread.
     private let captureSlot = Mutex<CaptureLoop?>(nil)
     private var capture: CaptureLoop? { captureSlot.withLock { $0 } }
@@ -205,13 +210,13 @@ public final class Recorder: @unchecked Sendable {
     /// recording never started.
     @discardableResult
     public func stop() -> RecorderEvent? {
-        end(1)
+        end(.keep)
     }
 
     /// Stops and deletes the file (`.discarded(url, "cancelled")`).
     @discardableResult
     public func cancel() -> RecorderEvent? {
-        end(2)
+        end(.delete)
     }
 
     /// Waits (up to `timeout`) for the recording to end by itself (`maxDuration`, a full disk, a
@@ -225,9 +230,9 @@ public final class Recorder: @unchecked Sendable {
 
     // MARK: Private
 
-    private func end(_ how: Int) -> RecorderEvent? {
+    private func end(_ how: Ending) -> RecorderEvent? {
         guard capture != nil else { return nil }
-        _ = ending.compareExchange(expected: 0, desired: how, ordering: .acquiringAndReleasing)
+        _ = ending.compareExchange(expected: Ending.running.rawValue, desired: how.rawValue, ordering: .acquiringAndReleasing)
         wake.signal()
         done.wait()
         done.signal()
@@ -287,7 +292,7 @@ public final class Recorder: @unchecked Sendable {
         var overrunsSeen = 0
         var failure: RecorderError?
         var writeError: (any Error)?
-        var how = 0
+        var how = Ending.running
         func drain() throws {
             while true {
                 let n = ring.read(into: scratch, count: chunk)
@@ -296,11 +301,11 @@ public final class Recorder: @unchecked Sendable {
             }
         }
         while failure == nil {
-            how = ending.load(ordering: .acquiring)
+            how = Ending(rawValue: ending.load(ordering: .acquiring)) ?? .keep
             let lost = capture.failure.load(ordering: .acquiring)
-            if how == 0, capture.limitReached.load(ordering: .acquiring) { how = 1 }
-            if how == 0, lost != 0 { failure = .deviceLost(device: settings.device, code: -lost) }
-            if how != 0 || failure != nil { capture.stop() }
+            if how == .running, capture.limitReached.load(ordering: .acquiring) { how = .keep }
+            if how == .running, lost != 0 { failure = .deviceLost(device: settings.device, code: -lost) }
+            if how != .running || failure != nil { capture.stop() }
             do {
                 try drain()
                 if ContinuousClock.now - lastCheckpoint >= .milliseconds(250) {
@@ -317,14 +322,14 @@ public final class Recorder: @unchecked Sendable {
                 overrunsSeen = overruns
                 send(.overrun(count: overruns))
             }
-            if how != 0 || failure != nil { break }
+            if how != .running || failure != nil { break }
             _ = wake.wait(timeout: .now() + .milliseconds(20))
         }
         capture.device.close()
         levelTimer.cancel()
         let seconds = Double(encoder.framesWritten) / rate
         let last: RecorderEvent
-        if how == 2 {
+        if how == .delete {
             encoder.abandon()
             unlink(url.path)
             last = .discarded(url: url, reason: "cancelled")

@@ -58,11 +58,11 @@ public struct MuteFlag: Sendable, Equatable {
 
     private var directoryURL: URL { url.deletingLastPathComponent() }
 
-    private func failure(_ what: String) -> SettingsError {
-        SettingsError("cannot write the mute flag \(url.path) (\(what)); check that \(directoryURL.path) is a directory of yours, writable, not a symbolic link — or set XDG_STATE_HOME")
+    private func failure(_ what: String) -> SettingsFileError {
+        SettingsFileError("cannot write the mute flag \(url.path) (\(what)); check that \(directoryURL.path) is a directory of yours, writable, not a symbolic link — or set XDG_STATE_HOME")
     }
 
-    private func systemFailure(_ operation: String, _ path: String) -> SettingsError {
+    private func systemFailure(_ operation: String, _ path: String) -> SettingsFileError {
         failure("\(operation) \(path): \(String(cString: strerror(errno)))")
     }
 
