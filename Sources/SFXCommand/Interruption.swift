@@ -27,13 +27,29 @@ final class Interruption: @unchecked Sendable {
 /// own signal handler in place when a source is registered, on its manager thread, a moment
 /// after `resume`: ignoring the signals first, as Darwin's documentation advises, would drop any
 /// that came in between; left alone, such a signal ends the program as it would have before.
+/// `make` returns once the handler is in place (at most 200 ms later), so that what the caller
+/// starts next (a vibration command, a sound) is already covered: a SIGINT that came while a
+/// loaded machine had not yet run the manager thread ended `sfx vibrate` by the signal, its
+/// command left running.
 enum DispatchSignalSources {
     static func make(for numbers: [Int32], handler: @escaping @Sendable (Int32) -> Void) -> [any DispatchSourceSignal] {
-        numbers.map { number in
+        let sources = numbers.map { number in
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { handler(number) }
             source.resume()
             return source
         }
+        var pause = timespec(tv_sec: 0, tv_nsec: 500_000)
+        for _ in 0..<400 where !numbers.allSatisfy(hasHandler) {
+            nanosleep(&pause, nil)
+        }
+        return sources
+    }
+
+    /// Whether the signal's action is a handler now, not the default one.
+    private static func hasHandler(_ number: Int32) -> Bool {
+        var action = sigaction()
+        guard sigaction(number, nil, &action) == 0 else { return true }
+        return unsafeBitCast(action.__sigaction_handler, to: UInt.self) != 0
     }
 }
