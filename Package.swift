@@ -49,6 +49,9 @@ let package = Package(
         // FFmpeg's headers only: sfx does not link FFmpeg (its libraries cost every command ~35 ms
         // to load); CSFXFFmpeg loads them on first use and defines the functions sfx calls.
         .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
+        // A library loaded on first use, once, with its one-line error (a header, sfx_on_demand.h):
+        // the loaders of CSFXFFmpeg, CSFXCurl, SFXCard, CSFXPulse, CSFXMedia and CSFXHaptics.
+        .target(name: "CSFXOnDemand"),
         .target(name: "CSFXFFmpeg", dependencies: ["CFFmpeg"]),
         // libcurl's functions as FoundationNetworking calls them, loading libcurl.so.4 at the first
         // call (checked against curl.h: libcurl4-openssl-dev, in script/common.sh).
