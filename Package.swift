@@ -52,12 +52,13 @@ let package = Package(
         // A library loaded on first use, once, with its one-line error (a header, sfx_on_demand.h):
         // the loaders of CSFXFFmpeg, CSFXCurl, SFXCard, CSFXPulse, CSFXMedia and CSFXHaptics.
         .target(name: "CSFXOnDemand"),
-        .target(name: "CSFXFFmpeg", dependencies: ["CFFmpeg"]),
+        .target(name: "CSFXFFmpeg", dependencies: ["CFFmpeg", "CSFXOnDemand"]),
         // libcurl's functions as FoundationNetworking calls them, loading libcurl.so.4 at the first
         // call (checked against curl.h: libcurl4-openssl-dev, in script/common.sh).
-        .target(name: "CSFXCurl"),
+        .target(name: "CSFXCurl", dependencies: ["CSFXOnDemand"]),
         .target(
             name: "SFXCard",
+            dependencies: ["CSFXOnDemand"],
             cSettings: [.define("PIC"), .unsafeFlags(["-fvisibility=default"])],
             // libsndfile and libsoxr (a capture file's decoding and resampling) are loaded when a
             // capture stream with a file opens: pcm.c.
@@ -85,7 +86,7 @@ let package = Package(
         .target(name: "SFXSystem", dependencies: ["CSFXSystem"]),
         .target(name: "CSFXALSA", linkerSettings: [.linkedLibrary("asound")]),
         // Sound servers: libpulse introspection (PulseAudio, or PipeWire through pipewire-pulse).
-        .target(name: "CSFXPulse", linkerSettings: [.linkedLibrary("asound")]),   // libpulse: loaded on first use
+        .target(name: "CSFXPulse", dependencies: ["CSFXOnDemand"], linkerSettings: [.linkedLibrary("asound")]),   // libpulse: loaded on first use
 
         // Test support: counts heap calls made on one chosen thread (the real-time thread).
         .target(name: "CAllocationTrap", path: "Tests/Support/CAllocationTrap"),
@@ -98,7 +99,7 @@ let package = Package(
         // Keeps libmpg123 (under libsndfile) from printing to stderr: see mpg123_quiet.c; its
         // mpg123_new must be the one libsndfile finds, also now that libsndfile is loaded on
         // first use (on_demand.c) rather than linked, which made the linker export it.
-        .target(name: "CSFXMedia", linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=mpg123_new"])]),
+        .target(name: "CSFXMedia", dependencies: ["CSFXOnDemand"], linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=mpg123_new"])]),
         .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CEBUR128", "CFFmpeg", "CSFXFFmpeg", "CSFXCurl", "CSFXMedia", "SFXSystem"],
                 swiftSettings: curlOnDemand),
 
@@ -107,7 +108,7 @@ let package = Package(
 
         // 5. Haptics.
         .systemLibrary(name: "CGPIOD", providers: [.apt(["libgpiod-dev"])]),   // headers only: see CSoxr
-        .target(name: "CSFXHaptics"),
+        .target(name: "CSFXHaptics", dependencies: ["CSFXOnDemand"]),
         .target(name: "SFXHaptics", dependencies: ["CSFXHaptics", "CGPIOD", "CSFXSystem"]),
 
         // 6. Engine.
