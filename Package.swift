@@ -86,7 +86,7 @@ let package = Package(
         .target(name: "SFXSystem", dependencies: ["CSFXSystem"]),
         .target(name: "CSFXALSA", linkerSettings: [.linkedLibrary("asound")]),
         // Sound servers: libpulse introspection (PulseAudio, or PipeWire through pipewire-pulse).
-        .target(name: "CSFXPulse", dependencies: ["CSFXOnDemand"], linkerSettings: [.linkedLibrary("asound")]),   // libpulse: loaded on first use
+        .target(name: "CSFXPulse", dependencies: ["CSFXOnDemand"]),   // libpulse: loaded on first use
 
         // Test support: counts heap calls made on one chosen thread (the real-time thread).
         .target(name: "CAllocationTrap", path: "Tests/Support/CAllocationTrap"),

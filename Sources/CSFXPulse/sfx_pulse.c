@@ -1,13 +1,10 @@
 #include "sfx_pulse.h"
 
-#include <alsa/asoundlib.h>
 #include <pulse/pulseaudio.h>
 #include <pulse/ext-stream-restore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -266,31 +263,5 @@ done_ctx:
     pa_context_unref(ctx);
 done_loop:
     pa_mainloop_free(loop);
-    return result;
-}
-
-int sfx_socket_accepts(const char *path) {
-    struct sockaddr_un address = { .sun_family = AF_UNIX };
-    if (strlen(path) >= sizeof address.sun_path) return 0;
-    strcpy(address.sun_path, path);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return 0;
-    int ok = connect(fd, (struct sockaddr *)&address, sizeof address) == 0;
-    close(fd);
-    return ok;
-}
-
-int sfx_pcm_config_type(const char *name, char *out, size_t size) {
-    if (snd_config_update() < 0 || !snd_config) return -1;
-    snd_config_t *conf = NULL;
-    if (snd_config_search_definition(snd_config, "pcm", name, &conf) < 0) return -1;
-    snd_config_t *node = NULL;
-    const char *type = NULL;
-    int result = -1;
-    if (snd_config_search(conf, "type", &node) >= 0 && snd_config_get_string(node, &type) >= 0) {
-        snprintf(out, size, "%s", type);
-        result = 0;
-    }
-    snd_config_delete(conf);
     return result;
 }
