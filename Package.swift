@@ -50,12 +50,16 @@ let package = Package(
         // FFmpeg's headers only: sfx does not link FFmpeg (its libraries cost every command ~35 ms
         // to load); CSFXFFmpeg loads them on first use and defines the functions sfx calls.
         .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
-        .target(name: "CSFXFFmpeg", dependencies: ["CFFmpeg"]),
+        // A library loaded on first use, once, with its one-line error (a header, sfx_on_demand.h):
+        // the loaders of CSFXFFmpeg, CSFXCurl, SFXCard, CSFXPulse, CSFXMedia and CSFXHaptics.
+        .target(name: "CSFXOnDemand"),
+        .target(name: "CSFXFFmpeg", dependencies: ["CFFmpeg", "CSFXOnDemand"]),
         // libcurl's functions as FoundationNetworking calls them, loading libcurl.so.4 at the first
         // call (checked against curl.h: libcurl4-openssl-dev, in script/common.sh).
-        .target(name: "CSFXCurl"),
+        .target(name: "CSFXCurl", dependencies: ["CSFXOnDemand"]),
         .target(
             name: "SFXCard",
+            dependencies: ["CSFXOnDemand"],
             cSettings: [.define("PIC"), .unsafeFlags(["-fvisibility=default"])],
             // libsndfile and libsoxr (a capture file's decoding and resampling) are loaded when a
             // capture stream with a file opens: pcm.c.
@@ -83,7 +87,7 @@ let package = Package(
         .target(name: "SFXSystem", dependencies: ["CSFXSystem"]),
         .target(name: "CSFXALSA", linkerSettings: [.linkedLibrary("asound")]),
         // Sound servers: libpulse introspection (PulseAudio, or PipeWire through pipewire-pulse).
-        .target(name: "CSFXPulse", linkerSettings: [.linkedLibrary("asound")]),   // libpulse: loaded on first use
+        .target(name: "CSFXPulse", dependencies: ["CSFXOnDemand"]),   // libpulse: loaded on first use
 
         // Test support: counts heap calls made on one chosen thread (the real-time thread).
         .target(name: "CAllocationTrap", path: "Tests/Support/CAllocationTrap"),
@@ -96,7 +100,7 @@ let package = Package(
         // Keeps libmpg123 (under libsndfile) from printing to stderr: see mpg123_quiet.c; its
         // mpg123_new must be the one libsndfile finds, also now that libsndfile is loaded on
         // first use (on_demand.c) rather than linked, which made the linker export it.
-        .target(name: "CSFXMedia", linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=mpg123_new"])]),
+        .target(name: "CSFXMedia", dependencies: ["CSFXOnDemand"], linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=mpg123_new"])]),
         .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CEBUR128", "CFFmpeg", "CSFXFFmpeg", "CSFXCurl", "CSFXMedia", "SFXSystem"],
                 swiftSettings: curlOnDemand),
 
@@ -105,7 +109,7 @@ let package = Package(
 
         // 5. Haptics.
         .systemLibrary(name: "CGPIOD", providers: [.apt(["libgpiod-dev"])]),   // headers only: see CSoxr
-        .target(name: "CSFXHaptics"),
+        .target(name: "CSFXHaptics", dependencies: ["CSFXOnDemand"]),
         .target(name: "SFXHaptics", dependencies: ["CSFXHaptics", "CGPIOD", "CSFXSystem"]),
 
         // 6. Engine. SFXPlayback: the engine, its sound library and alerts, the output thread;

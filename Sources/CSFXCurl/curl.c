@@ -14,12 +14,12 @@
  * The variadic setters and getters take one value after the option, a long, a pointer, a
  * curl_off_t or a function pointer, all passed alike on the 64-bit ABIs sfx builds for.
  */
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+/* Before the libraries' headers, whose declarations are made hidden: the C library's must not be. */
+#include "sfx_on_demand.h"
 
 #define CURL_DISABLE_TYPECHECK   /* the type-checking macros would rename the definitions below */
 #pragma GCC visibility push(hidden)
@@ -35,34 +35,25 @@
     X(curl_multi_setopt) X(curl_multi_socket_action) X(curl_slist_append) X(curl_slist_free_all) \
     X(curl_url) X(curl_url_get) X(curl_url_set) X(curl_version) X(curl_version_info)
 
-static struct {
-#define SFX_FIELD(name) __typeof__(name) *name;
-    SFX_CURL_FUNCTIONS(SFX_FIELD)
-#undef SFX_FIELD
-} real;
-
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static struct { SFX_CURL_FUNCTIONS(SFX_ON_DEMAND_FIELD) } real;
+static sfx_on_demand curl_loader = {
+    .sonames = {"libcurl.so.4"}, .functions = {SFX_CURL_FUNCTIONS(SFX_ON_DEMAND_NAME)}, SFX_ON_DEMAND_TABLE(real),
+    .purpose = " for http(s)", .install = "install libcurl4 (apt-get install libcurl4)",
+    .upgrade = "install libcurl4 7.62 or newer",
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+};
 
 /* FoundationNetworking has no way to hear that libcurl is missing (linked, sfx would not start
  * at all): say what is missing and stop. */
 static void load(void)
 {
-    static const char soname[] = "libcurl.so.4";
-    void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        fprintf(stderr, "sfx: %s cannot be loaded for http(s) (%s); install libcurl4 (apt-get install libcurl4)\n", soname, dlerror());
+    if (!sfx_on_demand_ready(&curl_loader)) {
+        fprintf(stderr, "sfx: %s\n", sfx_on_demand_error(&curl_loader));
         abort();
     }
-#define SFX_LOOKUP(name) \
-    if (!(real.name = (__typeof__(name) *)dlsym(library, #name))) { \
-        fprintf(stderr, "sfx: %s has no %s; install libcurl4 7.62 or newer\n", soname, #name); \
-        abort(); \
-    }
-    SFX_CURL_FUNCTIONS(SFX_LOOKUP)
-#undef SFX_LOOKUP
 }
 
-#define SFX_CURL(name) (pthread_once(&once, load), real.name)
+#define SFX_CURL(name) (load(), real.name)
 
 void curl_easy_cleanup(CURL *curl) { SFX_CURL(curl_easy_cleanup)(curl); }
 

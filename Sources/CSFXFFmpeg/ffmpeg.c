@@ -8,14 +8,9 @@
  * sfx_ffmpeg_error() says what is missing; callers ask sfx_ffmpeg_available() first.
  *
  * Generated from the FFmpeg 5.1 headers' prototypes of the functions sfx uses; add a function
- * here (field, table row and definition) before calling a new one from Swift.
+ * here (in its library's list, and its definition) before calling a new one from Swift.
  */
-#define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <string.h>
 
 #include <libavformat/avformat.h>
 #include <libavformat/avio.h>
@@ -30,177 +25,64 @@
 #include <libswresample/swresample.h>
 
 #include "csfxffmpeg.h"
+#include "sfx_on_demand.h"
 
 #define SFX_HIDDEN __attribute__((visibility("hidden")))
 #define SFX_TEXT(x) #x
 #define SFX_SONAME(lib, major) "lib" lib ".so." SFX_TEXT(major)
 
-enum { SFX_FORMAT, SFX_CODEC, SFX_SWRESAMPLE, SFX_UTIL, SFX_LIBRARIES };
+/* Opened in this order: libavutil first, as the others need it, so a missing one is named precisely. */
+enum { SFX_UTIL, SFX_SWRESAMPLE, SFX_CODEC, SFX_FORMAT };
 
-static const char *const sonames[SFX_LIBRARIES] = {
-    SFX_SONAME("avformat", LIBAVFORMAT_VERSION_MAJOR),
-    SFX_SONAME("avcodec", LIBAVCODEC_VERSION_MAJOR),
-    SFX_SONAME("swresample", LIBSWRESAMPLE_VERSION_MAJOR),
-    SFX_SONAME("avutil", LIBAVUTIL_VERSION_MAJOR),
-};
+/* The functions sfx calls, by the library that has them. */
+#define SFX_UTIL_FUNCTIONS(X) \
+    X(av_channel_layout_copy) X(av_channel_layout_default) X(av_dict_free) X(av_dict_set) X(av_frame_alloc) \
+    X(av_frame_free) X(av_frame_get_buffer) X(av_frame_make_writable) X(av_frame_unref) X(av_free) X(av_freep) \
+    X(av_log_set_level) X(av_malloc) X(av_rescale_q) X(av_sample_fmt_is_planar) X(av_strerror) \
+    X(avutil_version)
+#define SFX_SWRESAMPLE_FUNCTIONS(X) \
+    X(swresample_version) X(swr_alloc_set_opts2) X(swr_convert) X(swr_free) X(swr_init)
+#define SFX_CODEC_FUNCTIONS(X) \
+    X(av_packet_alloc) X(av_packet_free) X(av_packet_rescale_ts) X(av_packet_unref) X(avcodec_alloc_context3) \
+    X(avcodec_find_decoder) X(avcodec_find_encoder) X(avcodec_flush_buffers) X(avcodec_free_context) \
+    X(avcodec_open2) X(avcodec_parameters_from_context) X(avcodec_parameters_to_context) \
+    X(avcodec_receive_frame) X(avcodec_receive_packet) X(avcodec_send_frame) X(avcodec_send_packet) \
+    X(avcodec_version)
+#define SFX_FORMAT_FUNCTIONS(X) \
+    X(av_find_best_stream) X(av_interleaved_write_frame) X(av_read_frame) X(av_seek_frame) X(av_write_frame) \
+    X(av_write_trailer) X(avformat_alloc_context) X(avformat_alloc_output_context2) X(avformat_close_input) \
+    X(avformat_find_stream_info) X(avformat_free_context) X(avformat_new_stream) X(avformat_open_input) \
+    X(avformat_version) X(avformat_write_header) X(avio_alloc_context) X(avio_closep) X(avio_context_free) \
+    X(avio_flush) X(avio_open)
 
 static struct {
-    int (*av_channel_layout_copy)(AVChannelLayout *dst, const AVChannelLayout *src);
-    void (*av_channel_layout_default)(AVChannelLayout *ch_layout, int nb_channels);
-    void (*av_dict_free)(AVDictionary **m);
-    int (*av_dict_set)(AVDictionary **pm, const char *key, const char *value, int flags);
-    int (*av_find_best_stream)(AVFormatContext *ic, enum AVMediaType type, int wanted_stream_nb, int related_stream, const AVCodec **decoder_ret, int flags);
-    AVFrame * (*av_frame_alloc)(void);
-    void (*av_frame_free)(AVFrame **frame);
-    int (*av_frame_get_buffer)(AVFrame *frame, int align);
-    int (*av_frame_make_writable)(AVFrame *frame);
-    void (*av_frame_unref)(AVFrame *frame);
-    void (*av_free)(void *ptr);
-    void (*av_freep)(void *ptr);
-    int (*av_interleaved_write_frame)(AVFormatContext *s, AVPacket *pkt);
-    void (*av_log_set_level)(int level);
-    void * (*av_malloc)(size_t size);
-    AVPacket * (*av_packet_alloc)(void);
-    void (*av_packet_free)(AVPacket **pkt);
-    void (*av_packet_rescale_ts)(AVPacket *pkt, AVRational tb_src, AVRational tb_dst);
-    void (*av_packet_unref)(AVPacket *pkt);
-    int (*av_read_frame)(AVFormatContext *s, AVPacket *pkt);
-    int64_t (*av_rescale_q)(int64_t a, AVRational bq, AVRational cq);
-    int (*av_sample_fmt_is_planar)(enum AVSampleFormat sample_fmt);
-    int (*av_seek_frame)(AVFormatContext *s, int stream_index, int64_t timestamp, int flags);
-    int (*av_strerror)(int errnum, char *errbuf, size_t errbuf_size);
-    int (*av_write_frame)(AVFormatContext *s, AVPacket *pkt);
-    int (*av_write_trailer)(AVFormatContext *s);
-    AVCodecContext * (*avcodec_alloc_context3)(const AVCodec *codec);
-    const AVCodec * (*avcodec_find_decoder)(enum AVCodecID id);
-    const AVCodec * (*avcodec_find_encoder)(enum AVCodecID id);
-    void (*avcodec_flush_buffers)(AVCodecContext *avctx);
-    void (*avcodec_free_context)(AVCodecContext **avctx);
-    int (*avcodec_open2)(AVCodecContext *avctx, const AVCodec *codec, AVDictionary **options);
-    int (*avcodec_parameters_from_context)(AVCodecParameters *par, const AVCodecContext *codec);
-    int (*avcodec_parameters_to_context)(AVCodecContext *codec, const AVCodecParameters *par);
-    int (*avcodec_receive_frame)(AVCodecContext *avctx, AVFrame *frame);
-    int (*avcodec_receive_packet)(AVCodecContext *avctx, AVPacket *avpkt);
-    int (*avcodec_send_frame)(AVCodecContext *avctx, const AVFrame *frame);
-    int (*avcodec_send_packet)(AVCodecContext *avctx, const AVPacket *avpkt);
-    unsigned (*avcodec_version)(void);
-    AVFormatContext * (*avformat_alloc_context)(void);
-    int (*avformat_alloc_output_context2)(AVFormatContext **ctx, const AVOutputFormat *oformat, const char *format_name, const char *filename);
-    void (*avformat_close_input)(AVFormatContext **s);
-    int (*avformat_find_stream_info)(AVFormatContext *ic, AVDictionary **options);
-    void (*avformat_free_context)(AVFormatContext *s);
-    AVStream * (*avformat_new_stream)(AVFormatContext *s, const AVCodec *c);
-    int (*avformat_open_input)(AVFormatContext **ps, const char *url, const AVInputFormat *fmt, AVDictionary **options);
-    unsigned (*avformat_version)(void);
-    int (*avformat_write_header)(AVFormatContext *s, AVDictionary **options);
-    AVIOContext * (*avio_alloc_context)(unsigned char *buffer, int buffer_size, int write_flag, void *opaque, int (*read_packet)(void *opaque, uint8_t *buf, int buf_size), int (*write_packet)(void *opaque, uint8_t *buf, int buf_size), int64_t (*seek)(void *opaque, int64_t offset, int whence));
-    int (*avio_closep)(AVIOContext **s);
-    void (*avio_context_free)(AVIOContext **s);
-    void (*avio_flush)(AVIOContext *s);
-    int (*avio_open)(AVIOContext **s, const char *url, int flags);
-    unsigned (*avutil_version)(void);
-    unsigned (*swresample_version)(void);
-    int (*swr_alloc_set_opts2)(struct SwrContext **ps, AVChannelLayout *out_ch_layout, enum AVSampleFormat out_sample_fmt, int out_sample_rate, AVChannelLayout *in_ch_layout, enum AVSampleFormat in_sample_fmt, int in_sample_rate, int log_offset, void *log_ctx);
-    int (*swr_convert)(struct SwrContext *s, uint8_t **out, int out_count, const uint8_t **in , int in_count);
-    void (*swr_free)(struct SwrContext **s);
-    int (*swr_init)(struct SwrContext *s);
+    SFX_UTIL_FUNCTIONS(SFX_ON_DEMAND_FIELD) SFX_SWRESAMPLE_FUNCTIONS(SFX_ON_DEMAND_FIELD)
+    SFX_CODEC_FUNCTIONS(SFX_ON_DEMAND_FIELD) SFX_FORMAT_FUNCTIONS(SFX_ON_DEMAND_FIELD)
 } ff;
 
-static const struct { const char *name; int library; void **slot; } symbols[] = {
-    {"av_channel_layout_copy", SFX_UTIL, (void **)&ff.av_channel_layout_copy},
-    {"av_channel_layout_default", SFX_UTIL, (void **)&ff.av_channel_layout_default},
-    {"av_dict_free", SFX_UTIL, (void **)&ff.av_dict_free},
-    {"av_dict_set", SFX_UTIL, (void **)&ff.av_dict_set},
-    {"av_find_best_stream", SFX_FORMAT, (void **)&ff.av_find_best_stream},
-    {"av_frame_alloc", SFX_UTIL, (void **)&ff.av_frame_alloc},
-    {"av_frame_free", SFX_UTIL, (void **)&ff.av_frame_free},
-    {"av_frame_get_buffer", SFX_UTIL, (void **)&ff.av_frame_get_buffer},
-    {"av_frame_make_writable", SFX_UTIL, (void **)&ff.av_frame_make_writable},
-    {"av_frame_unref", SFX_UTIL, (void **)&ff.av_frame_unref},
-    {"av_free", SFX_UTIL, (void **)&ff.av_free},
-    {"av_freep", SFX_UTIL, (void **)&ff.av_freep},
-    {"av_interleaved_write_frame", SFX_FORMAT, (void **)&ff.av_interleaved_write_frame},
-    {"av_log_set_level", SFX_UTIL, (void **)&ff.av_log_set_level},
-    {"av_malloc", SFX_UTIL, (void **)&ff.av_malloc},
-    {"av_packet_alloc", SFX_CODEC, (void **)&ff.av_packet_alloc},
-    {"av_packet_free", SFX_CODEC, (void **)&ff.av_packet_free},
-    {"av_packet_rescale_ts", SFX_CODEC, (void **)&ff.av_packet_rescale_ts},
-    {"av_packet_unref", SFX_CODEC, (void **)&ff.av_packet_unref},
-    {"av_read_frame", SFX_FORMAT, (void **)&ff.av_read_frame},
-    {"av_rescale_q", SFX_UTIL, (void **)&ff.av_rescale_q},
-    {"av_sample_fmt_is_planar", SFX_UTIL, (void **)&ff.av_sample_fmt_is_planar},
-    {"av_seek_frame", SFX_FORMAT, (void **)&ff.av_seek_frame},
-    {"av_strerror", SFX_UTIL, (void **)&ff.av_strerror},
-    {"av_write_frame", SFX_FORMAT, (void **)&ff.av_write_frame},
-    {"av_write_trailer", SFX_FORMAT, (void **)&ff.av_write_trailer},
-    {"avcodec_alloc_context3", SFX_CODEC, (void **)&ff.avcodec_alloc_context3},
-    {"avcodec_find_decoder", SFX_CODEC, (void **)&ff.avcodec_find_decoder},
-    {"avcodec_find_encoder", SFX_CODEC, (void **)&ff.avcodec_find_encoder},
-    {"avcodec_flush_buffers", SFX_CODEC, (void **)&ff.avcodec_flush_buffers},
-    {"avcodec_free_context", SFX_CODEC, (void **)&ff.avcodec_free_context},
-    {"avcodec_open2", SFX_CODEC, (void **)&ff.avcodec_open2},
-    {"avcodec_parameters_from_context", SFX_CODEC, (void **)&ff.avcodec_parameters_from_context},
-    {"avcodec_parameters_to_context", SFX_CODEC, (void **)&ff.avcodec_parameters_to_context},
-    {"avcodec_receive_frame", SFX_CODEC, (void **)&ff.avcodec_receive_frame},
-    {"avcodec_receive_packet", SFX_CODEC, (void **)&ff.avcodec_receive_packet},
-    {"avcodec_send_frame", SFX_CODEC, (void **)&ff.avcodec_send_frame},
-    {"avcodec_send_packet", SFX_CODEC, (void **)&ff.avcodec_send_packet},
-    {"avcodec_version", SFX_CODEC, (void **)&ff.avcodec_version},
-    {"avformat_alloc_context", SFX_FORMAT, (void **)&ff.avformat_alloc_context},
-    {"avformat_alloc_output_context2", SFX_FORMAT, (void **)&ff.avformat_alloc_output_context2},
-    {"avformat_close_input", SFX_FORMAT, (void **)&ff.avformat_close_input},
-    {"avformat_find_stream_info", SFX_FORMAT, (void **)&ff.avformat_find_stream_info},
-    {"avformat_free_context", SFX_FORMAT, (void **)&ff.avformat_free_context},
-    {"avformat_new_stream", SFX_FORMAT, (void **)&ff.avformat_new_stream},
-    {"avformat_open_input", SFX_FORMAT, (void **)&ff.avformat_open_input},
-    {"avformat_version", SFX_FORMAT, (void **)&ff.avformat_version},
-    {"avformat_write_header", SFX_FORMAT, (void **)&ff.avformat_write_header},
-    {"avio_alloc_context", SFX_FORMAT, (void **)&ff.avio_alloc_context},
-    {"avio_closep", SFX_FORMAT, (void **)&ff.avio_closep},
-    {"avio_context_free", SFX_FORMAT, (void **)&ff.avio_context_free},
-    {"avio_flush", SFX_FORMAT, (void **)&ff.avio_flush},
-    {"avio_open", SFX_FORMAT, (void **)&ff.avio_open},
-    {"avutil_version", SFX_UTIL, (void **)&ff.avutil_version},
-    {"swresample_version", SFX_SWRESAMPLE, (void **)&ff.swresample_version},
-    {"swr_alloc_set_opts2", SFX_SWRESAMPLE, (void **)&ff.swr_alloc_set_opts2},
-    {"swr_convert", SFX_SWRESAMPLE, (void **)&ff.swr_convert},
-    {"swr_free", SFX_SWRESAMPLE, (void **)&ff.swr_free},
-    {"swr_init", SFX_SWRESAMPLE, (void **)&ff.swr_init},
+static sfx_on_demand ffmpeg_loader = {
+    .sonames = {
+        [SFX_UTIL] = SFX_SONAME("avutil", LIBAVUTIL_VERSION_MAJOR),
+        [SFX_SWRESAMPLE] = SFX_SONAME("swresample", LIBSWRESAMPLE_VERSION_MAJOR),
+        [SFX_CODEC] = SFX_SONAME("avcodec", LIBAVCODEC_VERSION_MAJOR),
+        [SFX_FORMAT] = SFX_SONAME("avformat", LIBAVFORMAT_VERSION_MAJOR),
+    },
+    .functions = {
+        [SFX_UTIL] = SFX_UTIL_FUNCTIONS(SFX_ON_DEMAND_NAME),
+        [SFX_SWRESAMPLE] = SFX_SWRESAMPLE_FUNCTIONS(SFX_ON_DEMAND_NAME),
+        [SFX_CODEC] = SFX_CODEC_FUNCTIONS(SFX_ON_DEMAND_NAME),
+        [SFX_FORMAT] = SFX_FORMAT_FUNCTIONS(SFX_ON_DEMAND_NAME),
+    },
+    SFX_ON_DEMAND_TABLE(ff),
+    .label = "FFmpeg's ",
+    .install = "install Debian's libavformat59, libavcodec59, libswresample4 and libavutil57",
+    .upgrade = "install the FFmpeg 5.1 libraries sfx was built with",
+    .lock = PTHREAD_MUTEX_INITIALIZER,
 };
-
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int loaded;
-static char error_text[512];
-
-static void load(void)
-{
-    void *handles[SFX_LIBRARIES] = {0};
-    /* libavutil first: the others need it, and a missing one is named precisely. */
-    for (int i = SFX_LIBRARIES - 1; i >= 0; i--) {
-        handles[i] = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
-        if (!handles[i]) {
-            snprintf(error_text, sizeof error_text,
-                     "FFmpeg's %s cannot be loaded (%s); install Debian's libavformat59, libavcodec59, "
-                     "libswresample4 and libavutil57", sonames[i], dlerror());
-            return;
-        }
-    }
-    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
-        void *address = dlsym(handles[symbols[i].library], symbols[i].name);
-        if (!address) {
-            snprintf(error_text, sizeof error_text, "FFmpeg's %s has no %s; install the FFmpeg 5.1 libraries sfx was built with",
-                     sonames[symbols[i].library], symbols[i].name);
-            return;
-        }
-        *symbols[i].slot = address;
-    }
-    loaded = 1;
-}
 
 static int sfx_ffmpeg_ready(void)
 {
-    pthread_once(&once, load);
-    return loaded;
+    return sfx_on_demand_ready(&ffmpeg_loader);
 }
 
 int sfx_ffmpeg_available(void)
@@ -210,7 +92,7 @@ int sfx_ffmpeg_available(void)
 
 const char *sfx_ffmpeg_error(void)
 {
-    return sfx_ffmpeg_ready() ? NULL : error_text;
+    return sfx_on_demand_error(&ffmpeg_loader);
 }
 
 /* ---- the functions sfx calls ---- */

@@ -5,10 +5,10 @@
  * with ELIBACC ("Can not access a needed shared library"), which the GPIO backend reports in its
  * one line. Package.swift declares CGPIOD without pkg-config and its module map links nothing.
  */
-#define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
+
+/* Before the libraries' headers, whose declarations are made hidden: the C library's must not be. */
+#include "sfx_on_demand.h"
 
 #pragma GCC visibility push(hidden)
 #include <gpiod.h>
@@ -20,31 +20,17 @@
     X(gpiod_chip_close) X(gpiod_chip_get_line) X(gpiod_chip_open_lookup) X(gpiod_line_release) \
     X(gpiod_line_request_output_flags) X(gpiod_line_set_value)
 
-static struct {
-#define SFX_FIELD(name) __typeof__(name) *name;
-    GPIOD_FUNCTIONS(SFX_FIELD)
-#undef SFX_FIELD
-} gpiod;
-
-static pthread_once_t gpiod_once = PTHREAD_ONCE_INIT;
-static int gpiod_loaded;
-
-static void load_gpiod(void)
-{
-    void *library = dlopen("libgpiod.so.2", RTLD_NOW | RTLD_LOCAL);
-    if (!library)
-        return;
-    int found = 1;
-#define SFX_LOOK_UP(name) found = found && (gpiod.name = (__typeof__(name) *)dlsym(library, #name)) != NULL;
-    GPIOD_FUNCTIONS(SFX_LOOK_UP)
-#undef SFX_LOOK_UP
-    gpiod_loaded = found;
-}
+static struct { GPIOD_FUNCTIONS(SFX_ON_DEMAND_FIELD) } gpiod;
+/* Its error line is not used: ELIBACC is what the GPIO backend reports. */
+static sfx_on_demand gpiod_loader = {
+    .sonames = {"libgpiod.so.2"}, .functions = {GPIOD_FUNCTIONS(SFX_ON_DEMAND_NAME)}, SFX_ON_DEMAND_TABLE(gpiod),
+    .install = "install Debian's libgpiod2", .upgrade = "install Debian's libgpiod2",
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+};
 
 struct gpiod_chip *gpiod_chip_open_lookup(const char *description)
 {
-    pthread_once(&gpiod_once, load_gpiod);
-    if (!gpiod_loaded) {
+    if (!sfx_on_demand_ready(&gpiod_loader)) {
         errno = ELIBACC;
         return NULL;
     }

@@ -10,12 +10,12 @@
  * without pkg-config and their module maps link nothing, so none is a dependency of the program.
  * Add a function here before calling a new one from Swift.
  */
-#define _GNU_SOURCE
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <string.h>
+
+/* Before the libraries' headers, whose declarations are made hidden: the C library's must not be. */
+#include "sfx_on_demand.h"
 
 #pragma GCC visibility push(hidden)
 #include <ebur128.h>
@@ -26,53 +26,23 @@
 
 #include "csfxmedia.h"
 
-#define SFX_FIELD(name) __typeof__(name) *name;
-
-/* dlopen()s `soname` (`global`: its symbols and its libraries' join the program's, as when
- * linked), or says in `error` what to install. */
-static void *open_library(const char *soname, int global, const char *package, char *error, size_t size)
-{
-    void *library = dlopen(soname, RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));
-    if (!library)
-        snprintf(error, size, "%s cannot be loaded (%s); install Debian's %s", soname, dlerror(), package);
-    return library;
-}
-
-/* Fills `slot` with `library`'s `name`, unless an earlier step failed. */
-static void look_up(void *library, const char *name, void **slot, const char *soname, const char *package, char *error, size_t size)
-{
-    if (!library || error[0])
-        return;
-    if (!(*slot = dlsym(library, name)))
-        snprintf(error, size, "%s has no %s; install Debian's %s", soname, name, package);
-}
-
 /* ---- libsndfile ---- */
 
 #define SNDFILE_FUNCTIONS(X) \
     X(sf_close) X(sf_command) X(sf_error) X(sf_format_check) X(sf_open) X(sf_open_fd) X(sf_open_virtual) X(sf_readf_float) \
     X(sf_seek) X(sf_strerror) X(sf_writef_float)
 
-static struct { SNDFILE_FUNCTIONS(SFX_FIELD) } sndfile_library;
-static pthread_once_t sndfile_library_once = PTHREAD_ONCE_INIT;
-static char sndfile_library_error[192];
+static struct { SNDFILE_FUNCTIONS(SFX_ON_DEMAND_FIELD) } sndfile_library;
 
 /* Global, because mpg123_quiet.c's mpg123_new finds libmpg123's (under libsndfile) with
  * RTLD_NEXT, which searches the program's libraries alone. */
-static void load_sndfile(void)
-{
-    void *library = open_library("libsndfile.so.1", 1, "libsndfile1", sndfile_library_error, sizeof sndfile_library_error);
-#define SFX_LOOK_UP(name) \
-    look_up(library, #name, (void **)&sndfile_library.name, "libsndfile.so.1", "libsndfile1", sndfile_library_error, sizeof sndfile_library_error);
-    SNDFILE_FUNCTIONS(SFX_LOOK_UP)
-#undef SFX_LOOK_UP
-}
+static sfx_on_demand sndfile_loader = {
+    .sonames = {"libsndfile.so.1"}, .global = 1, .functions = {SNDFILE_FUNCTIONS(SFX_ON_DEMAND_NAME)}, SFX_ON_DEMAND_TABLE(sndfile_library),
+    .install = "install Debian's libsndfile1", .upgrade = "install Debian's libsndfile1",
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+};
 
-static int sndfile_library_ready(void)
-{
-    pthread_once(&sndfile_library_once, load_sndfile);
-    return !sndfile_library_error[0];
-}
+static int sndfile_library_ready(void) { return sfx_on_demand_ready(&sndfile_loader); }
 
 static void *preload(void *unused)
 {
@@ -113,7 +83,7 @@ SNDFILE *sf_open_virtual(SF_VIRTUAL_IO *io, int mode, SF_INFO *info, void *user_
 
 const char *sf_strerror(SNDFILE *file)
 {
-    return sndfile_library_ready() ? sndfile_library.sf_strerror(file) : sndfile_library_error;
+    return sndfile_library_ready() ? sndfile_library.sf_strerror(file) : sfx_on_demand_error(&sndfile_loader);
 }
 
 int sf_error(SNDFILE *file) { return sndfile_library_ready() ? sndfile_library.sf_error(file) : SF_ERR_SYSTEM; }
@@ -142,30 +112,20 @@ sf_count_t sf_seek(SNDFILE *file, sf_count_t frames, int whence) { return sndfil
 
 #define SOXR_FUNCTIONS(X) X(soxr_create) X(soxr_delete) X(soxr_io_spec) X(soxr_process) X(soxr_quality_spec)
 
-static struct { SOXR_FUNCTIONS(SFX_FIELD) } soxr_library;
-static pthread_once_t soxr_library_once = PTHREAD_ONCE_INIT;
-static char soxr_library_error[192];
+static struct { SOXR_FUNCTIONS(SFX_ON_DEMAND_FIELD) } soxr_library;
+static sfx_on_demand soxr_loader = {
+    .sonames = {"libsoxr.so.0"}, .functions = {SOXR_FUNCTIONS(SFX_ON_DEMAND_NAME)}, SFX_ON_DEMAND_TABLE(soxr_library),
+    .install = "install Debian's libsoxr0", .upgrade = "install Debian's libsoxr0",
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+};
 
-static void load_soxr(void)
-{
-    void *library = open_library("libsoxr.so.0", 0, "libsoxr0", soxr_library_error, sizeof soxr_library_error);
-#define SFX_LOOK_UP(name) \
-    look_up(library, #name, (void **)&soxr_library.name, "libsoxr.so.0", "libsoxr0", soxr_library_error, sizeof soxr_library_error);
-    SOXR_FUNCTIONS(SFX_LOOK_UP)
-#undef SFX_LOOK_UP
-}
-
-static int soxr_library_ready(void)
-{
-    pthread_once(&soxr_library_once, load_soxr);
-    return !soxr_library_error[0];
-}
+static int soxr_library_ready(void) { return sfx_on_demand_ready(&soxr_loader); }
 
 soxr_t soxr_create(double input_rate, double output_rate, unsigned channels, soxr_error_t *error,
                    soxr_io_spec_t const *io, soxr_quality_spec_t const *quality, soxr_runtime_spec_t const *runtime)
 {
     if (!soxr_library_ready()) {
-        if (error) *error = soxr_library_error;
+        if (error) *error = sfx_on_demand_error(&soxr_loader);
         return NULL;
     }
     return soxr_library.soxr_create(input_rate, output_rate, channels, error, io, quality, runtime);
@@ -194,7 +154,7 @@ soxr_quality_spec_t soxr_quality_spec(unsigned long recipe, unsigned long flags)
 soxr_error_t soxr_process(soxr_t resampler, soxr_in_t in, size_t in_length, size_t *in_done,
                           soxr_out_t out, size_t out_length, size_t *out_done)
 {
-    if (!soxr_library_ready()) return soxr_library_error;
+    if (!soxr_library_ready()) return sfx_on_demand_error(&soxr_loader);
     return soxr_library.soxr_process(resampler, in, in_length, in_done, out, out_length, out_done);
 }
 
@@ -204,30 +164,18 @@ soxr_error_t soxr_process(soxr_t resampler, soxr_in_t in, size_t in_length, size
     X(ebur128_add_frames_float) X(ebur128_destroy) X(ebur128_init) X(ebur128_loudness_global) \
     X(ebur128_loudness_momentary) X(ebur128_set_channel) X(ebur128_true_peak)
 
-static struct { EBUR128_FUNCTIONS(SFX_FIELD) } ebur128_library;
-static pthread_once_t ebur128_library_once = PTHREAD_ONCE_INIT;
-static char ebur128_library_error[192];
-
-static void load_ebur128(void)
-{
-    void *library = open_library("libebur128.so.1", 0, "libebur128-1", ebur128_library_error, sizeof ebur128_library_error);
-#define SFX_LOOK_UP(name) \
-    look_up(library, #name, (void **)&ebur128_library.name, "libebur128.so.1", "libebur128-1", ebur128_library_error, sizeof ebur128_library_error);
-    EBUR128_FUNCTIONS(SFX_LOOK_UP)
-#undef SFX_LOOK_UP
-}
-
-static int ebur128_library_ready(void)
-{
-    pthread_once(&ebur128_library_once, load_ebur128);
-    return !ebur128_library_error[0];
-}
+static struct { EBUR128_FUNCTIONS(SFX_ON_DEMAND_FIELD) } ebur128_library;
+static sfx_on_demand ebur128_loader = {
+    .sonames = {"libebur128.so.1"}, .functions = {EBUR128_FUNCTIONS(SFX_ON_DEMAND_NAME)}, SFX_ON_DEMAND_TABLE(ebur128_library),
+    .install = "install Debian's libebur128-1", .upgrade = "install Debian's libebur128-1",
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+};
 
 /* No state without the library, as for channels or a rate it refuses: Loudness reports that in
  * its one line. The others are only ever called with a state, so the library is loaded by then. */
 ebur128_state *ebur128_init(unsigned int channels, unsigned long rate, int mode)
 {
-    return ebur128_library_ready() ? ebur128_library.ebur128_init(channels, rate, mode) : NULL;
+    return sfx_on_demand_ready(&ebur128_loader) ? ebur128_library.ebur128_init(channels, rate, mode) : NULL;
 }
 
 void ebur128_destroy(ebur128_state **state) { ebur128_library.ebur128_destroy(state); }

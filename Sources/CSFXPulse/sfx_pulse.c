@@ -1,17 +1,14 @@
 #include "sfx_pulse.h"
 
-#include <alsa/asoundlib.h>
-#include <dlfcn.h>
-#include <pthread.h>
 #include <pulse/pulseaudio.h>
 #include <pulse/ext-stream-restore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "sfx_on_demand.h"
 
 /* libpulse on demand: linked, it and what it loads (X11, D-Bus, systemd) cost every `sfx` command
  * about 2 ms at start-up, and only `sfx status` and the mute check ask a server. The functions
@@ -24,28 +21,12 @@
     X(pa_mainloop_new) X(pa_mainloop_poll) X(pa_mainloop_prepare) X(pa_operation_unref) X(pa_proplist_free) \
     X(pa_proplist_gets) X(pa_proplist_new) X(pa_proplist_sets) X(pa_strerror)
 
-static struct {
-#define SFX_FIELD(name) __typeof__(name) *name;
-    SFX_PULSE_FUNCTIONS(SFX_FIELD)
-#undef SFX_FIELD
-} pulse;
-
-static pthread_once_t pulse_once = PTHREAD_ONCE_INIT;
-static char pulse_error[128];
-
-static void load_pulse(void) {
-    static const char soname[] = "libpulse.so.0";
-    void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        snprintf(pulse_error, sizeof pulse_error, "%s cannot be loaded (%s); install libpulse0", soname, dlerror());
-        return;
-    }
-#define SFX_LOOKUP(name) \
-    if (!pulse_error[0] && !(pulse.name = (__typeof__(name) *)dlsym(library, #name))) \
-        snprintf(pulse_error, sizeof pulse_error, "%s has no %s; install libpulse0 from Debian 12 or later", soname, #name);
-    SFX_PULSE_FUNCTIONS(SFX_LOOKUP)
-#undef SFX_LOOKUP
-}
+static struct { SFX_PULSE_FUNCTIONS(SFX_ON_DEMAND_FIELD) } pulse;
+static sfx_on_demand pulse_loader = {
+    .sonames = {"libpulse.so.0"}, .functions = {SFX_PULSE_FUNCTIONS(SFX_ON_DEMAND_NAME)}, SFX_ON_DEMAND_TABLE(pulse),
+    .install = "install libpulse0", .upgrade = "install libpulse0 from Debian 12 or later",
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+};
 
 /* From here on, each call of a libpulse function goes through its pointer. */
 #define SFX_THROUGH_POINTER(name) (pulse.name)
@@ -214,8 +195,7 @@ int sfx_pulse_query(const char *program, int pid, int timeout_ms, sfx_pulse_stat
     memset(out, 0, sizeof *out);
     out->sink_mute = out->stream_mute = out->restore_mute = -1;
     out->sink_volume = out->stream_volume = out->restore_volume = -1;
-    pthread_once(&pulse_once, load_pulse);
-    if (pulse_error[0]) { copy(out->error, sizeof out->error, pulse_error); return -1; }
+    if (!sfx_on_demand_ready(&pulse_loader)) { copy(out->error, sizeof out->error, sfx_on_demand_error(&pulse_loader)); return -1; }
     query q = { .out = out, .program = program, .pid = pid, .pending = 0 };
     long long deadline = now_us() + (long long)timeout_ms * 1000;
 
@@ -283,31 +263,5 @@ done_ctx:
     pa_context_unref(ctx);
 done_loop:
     pa_mainloop_free(loop);
-    return result;
-}
-
-int sfx_socket_accepts(const char *path) {
-    struct sockaddr_un address = { .sun_family = AF_UNIX };
-    if (strlen(path) >= sizeof address.sun_path) return 0;
-    strcpy(address.sun_path, path);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return 0;
-    int ok = connect(fd, (struct sockaddr *)&address, sizeof address) == 0;
-    close(fd);
-    return ok;
-}
-
-int sfx_pcm_config_type(const char *name, char *out, size_t size) {
-    if (snd_config_update() < 0 || !snd_config) return -1;
-    snd_config_t *conf = NULL;
-    if (snd_config_search_definition(snd_config, "pcm", name, &conf) < 0) return -1;
-    snd_config_t *node = NULL;
-    const char *type = NULL;
-    int result = -1;
-    if (snd_config_search(conf, "type", &node) >= 0 && snd_config_get_string(node, &type) >= 0) {
-        snprintf(out, size, "%s", type);
-        result = 0;
-    }
-    snd_config_delete(conf);
     return result;
 }

@@ -36,16 +36,15 @@
  */
 #include "card.h"
 #include "recording.h"
+#include "sfx_on_demand.h"
 
 #include <alsa/pcm_external.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <sys/stat.h>
-#include <pthread.h>
 #include <sndfile.h>
 #include <soxr.h>
 #include <stdlib.h>
@@ -428,32 +427,16 @@ static void capture_until(sfx_pcm *p, uint64_t to)
 
 /* libsndfile and libsoxr, for a capture file only: loaded when a capture stream with one opens,
  * so that a playback client (aplay) does not load them, and their codecs, before its first frame. */
-#define CAPTURE_FUNCTIONS(X) X(sf_close) X(sf_open) X(sf_readf_float) X(sf_strerror) X(soxr_oneshot)
+#define SNDFILE_FUNCTIONS(X) X(sf_close) X(sf_open) X(sf_readf_float) X(sf_strerror)
+#define SOXR_FUNCTIONS(X) X(soxr_oneshot)
 
-static struct {
-#define CAPTURE_FIELD(name) __typeof__(name) *name;
-    CAPTURE_FUNCTIONS(CAPTURE_FIELD)
-#undef CAPTURE_FIELD
-} capture_library;
-
-static pthread_once_t capture_library_once = PTHREAD_ONCE_INIT;
-static char capture_library_error[160];
-
-static void load_capture_library(void)
-{
-    void *sndfile = dlopen("libsndfile.so.1", RTLD_NOW | RTLD_LOCAL);
-    void *soxr = dlopen("libsoxr.so.0", RTLD_NOW | RTLD_LOCAL);
-    if (!sndfile || !soxr) {
-        snprintf(capture_library_error, sizeof capture_library_error, "%s; install libsndfile1 and libsoxr0", dlerror());
-        return;
-    }
-#define CAPTURE_LOOKUP(name) \
-    if (!capture_library_error[0] && \
-        !(capture_library.name = (__typeof__(name) *)dlsym(strncmp(#name, "soxr", 4) ? sndfile : soxr, #name))) \
-        snprintf(capture_library_error, sizeof capture_library_error, "no %s in libsndfile.so.1 or libsoxr.so.0; reinstall them", #name);
-    CAPTURE_FUNCTIONS(CAPTURE_LOOKUP)
-#undef CAPTURE_LOOKUP
-}
+static struct { SNDFILE_FUNCTIONS(SFX_ON_DEMAND_FIELD) SOXR_FUNCTIONS(SFX_ON_DEMAND_FIELD) } capture_library;
+static sfx_on_demand capture_loader = {
+    .sonames = {"libsndfile.so.1", "libsoxr.so.0"},
+    .functions = {SNDFILE_FUNCTIONS(SFX_ON_DEMAND_NAME), SOXR_FUNCTIONS(SFX_ON_DEMAND_NAME)}, SFX_ON_DEMAND_TABLE(capture_library),
+    .install = "install libsndfile1 and libsoxr0", .upgrade = "reinstall libsndfile1 and libsoxr0",
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+};
 
 #define sf_close (capture_library.sf_close)
 #define sf_open (capture_library.sf_open)
@@ -464,9 +447,8 @@ static void load_capture_library(void)
 /* Reads the capture file into memory at open, so a missing or unreadable file fails the open. */
 static int load_capture_file(sfx_pcm *p)
 {
-    pthread_once(&capture_library_once, load_capture_library);
-    if (capture_library_error[0]) {
-        SNDERR("sfxcard: cannot read the capture file %s: %s", p->capture_path, capture_library_error);
+    if (!sfx_on_demand_ready(&capture_loader)) {
+        SNDERR("sfxcard: cannot read the capture file %s: %s", p->capture_path, sfx_on_demand_error(&capture_loader));
         return -ENOENT;
     }
     SF_INFO info;

@@ -1,3 +1,4 @@
+import CSFXALSA
 import CSFXPulse
 import Foundation
 import Glibc
@@ -24,7 +25,22 @@ public enum SoundServer {
     /// protocol's `$PULSE_SERVER` (`unix:` only), else `$PULSE_RUNTIME_PATH/native`, else
     /// `$XDG_RUNTIME_DIR/pulse/native` (pipewire-pulse answers there too).
     public static func reachable(environment: [String: String] = ProcessInfo.processInfo.environment) -> [SoundServerKind] {
-        socketPaths(environment: environment).filter { sfx_socket_accepts($0.path) == 1 }.map(\.kind)
+        socketPaths(environment: environment).filter { accepts($0.path) }.map(\.kind)
+    }
+
+    /// True when a process accepts connections on the Unix socket at `path`.
+    static func accepts(_ path: String) -> Bool {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }   // the rest stays 0
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        } == 0
     }
 
     static func socketPaths(environment: [String: String]) -> [(kind: SoundServerKind, path: String)] {

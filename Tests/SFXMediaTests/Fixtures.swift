@@ -107,14 +107,21 @@ func withoutRootPrivileges<T>(_ body: () throws -> T) rethrows -> T {
 /// Runs a program and returns whether it exited 0.
 @discardableResult
 func runProgram(_ executable: String, _ arguments: [String]) throws -> Bool {
+    try runProgramForOutput(executable, arguments).status == 0
+}
+
+/// Runs a program to its end: its exit status, and its standard output and error together.
+func runProgramForOutput(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
     let process = Process()
     process.executableURL = URL(filePath: executable)
     process.arguments = arguments
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
     try process.run()
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
-    return process.terminationStatus == 0
+    return (process.terminationStatus, text)
 }
 
 /// Asserts that `body` throws a `MediaError` whose reason satisfies `matches`, and returns it.

@@ -266,6 +266,7 @@ final class FaultTests: XCTestCase {
         for (source, include) in [("CSFXFFmpeg/ffmpeg.c", "CSFXFFmpeg/include"), ("CSFXMedia/on_demand.c", "CSFXMedia/include")] {
             let object = build.appending(path: URL(filePath: source).deletingPathExtension().lastPathComponent + ".o").path
             try runTool(tools.appending(path: "clang"), ["-c", "-g", "-fsanitize=address", "-I", sources.appending(path: include).path,
+                                                          "-I", sources.appending(path: "CSFXOnDemand/include").path,
                                                           sources.appending(path: source).path, "-o", object])
         }
         let media = ["RecordingFormat", "RecordingSink", "MP3InfoFrame", "MPEG4AudioEncoder", "SoundFileEncoder", "MediaError", "FFmpegLibraries"]

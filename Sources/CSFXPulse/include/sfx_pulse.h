@@ -1,8 +1,6 @@
 #ifndef SFX_PULSE_H
 #define SFX_PULSE_H
 
-#include <stddef.h>
-
 /// What a sound server (PulseAudio, or PipeWire through pipewire-pulse) says about where sfx's
 /// sound goes: the sink, sfx's own stream (a sink-input of this process, once the session
 /// manager has set it up: see sfx_pulse_query), and the stream-restore entry the server applies
@@ -35,12 +33,5 @@ typedef struct {
 /// of timeout_ms; one that never gets there is not read, except a routed one at volume 0.
 /// Returns 0 when the server answered, -1 otherwise (out->error says why).
 int sfx_pulse_query(const char *program, int pid, int timeout_ms, sfx_pulse_state *out);
-
-/// 1 when a process accepts connections on the Unix socket at `path`, 0 otherwise.
-int sfx_socket_accepts(const char *path);
-
-/// The `type` of ALSA PCM `name` in alsa-lib's configuration ("pipewire", "pulse", "hw",
-/// "plug"…) into `out`; 0, or -1 when the name is not defined (a card name like hw:0 is).
-int sfx_pcm_config_type(const char *name, char *out, size_t size);
 
 #endif
