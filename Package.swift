@@ -3,7 +3,7 @@
 //
 // Layers (each target imports only the layers below it):
 //   1. C       CALSA, CSndFile, CSoxr, CEBUR128, CFFmpeg, CGPIOD (system libraries; all but alsa-lib loaded on first use
-//              by CSFXMedia, CSFXFFmpeg, CSFXHaptics; libcurl by CSFXCurl); CSFXSystem, CSFXALSA, CSFXHaptics (shims), SFXSystem (typed checks over them);
+//              by CSFXMedia, CSFXFFmpeg, CSFXHaptics; libcurl by CSFXCurl; libpulse by CSFXPulse; each through CSFXOnDemand); CSFXSystem, CSFXALSA, CSFXHaptics (shims), SFXSystem (typed checks over them);
 //              SFXCard (the virtual sound card plugin, linked as libsfxcard.so by SFXCardPlugin) and SFXCardSupport (its Swift side); SFXTesting (both, for games' tests)
 //   2. Core    SFXCore: cues, the mixer, lock-free queues — no devices, no files
 //   3. Media   SFXSoundDesign (the bundled sounds' synthesis), SFXMedia (decode, resample, encode, themes)
