@@ -170,7 +170,7 @@ let package = Package(
         .testTarget(name: "SFXMediaTests", dependencies: ["SFXMedia", "SFXTestSupport"]),
         .testTarget(name: "SFXCardTests", dependencies: ["CALSA", "SFXCardSupport", "SFXTestSupport"]),
         .testTarget(name: "SFXDeviceTests", dependencies: ["SFXDevice", "SFXCardSupport"]),
-        .testTarget(name: "SFXPlaybackTests", dependencies: ["SFX", "SFXPlayback", "SFXCardSupport", "CAllocationTrap"]),
+        .testTarget(name: "SFXPlaybackTests", dependencies: ["SFX", "SFXPlayback", "SFXCardSupport", "CAllocationTrap", "SFXTestSupport"]),
         .testTarget(name: "SFXHapticsTests", dependencies: ["SFXHaptics", "CSFXHaptics", "SFXTestSupport"]),
         .testTarget(name: "SFXCommandTests", dependencies: ["SFXMedia", "SFXTestSupport"]),
         // The recorder, meters and upload through the virtual card's capture (and `sfx record`).
