@@ -91,6 +91,9 @@ let package = Package(
 
         // Test support: counts heap calls made on one chosen thread (the real-time thread).
         .target(name: "CAllocationTrap", path: "Tests/Support/CAllocationTrap"),
+        // Test support in Swift (Foundation only, no engine layer): running a program to its end,
+        // the built products beside the test bundle, an ELF file's links and symbols.
+        .target(name: "SFXTestSupport", path: "Tests/Support/SFXTestSupport"),
 
         // 2. Core.
         .target(name: "SFXCore"),
@@ -164,23 +167,23 @@ let package = Package(
 
         .testTarget(name: "SFXCoreTests", dependencies: ["SFXCore"]),
         .testTarget(name: "SFXSoundDesignTests", dependencies: ["SFXSoundDesign", "SFXMedia"]),
-        .testTarget(name: "SFXMediaTests", dependencies: ["SFXMedia"]),
-        .testTarget(name: "SFXCardTests", dependencies: ["CALSA", "SFXCardSupport"]),
+        .testTarget(name: "SFXMediaTests", dependencies: ["SFXMedia", "SFXTestSupport"]),
+        .testTarget(name: "SFXCardTests", dependencies: ["CALSA", "SFXCardSupport", "SFXTestSupport"]),
         .testTarget(name: "SFXDeviceTests", dependencies: ["SFXDevice", "SFXCardSupport"]),
-        .testTarget(name: "SFXPlaybackTests", dependencies: ["SFX", "SFXPlayback", "SFXCardSupport", "CAllocationTrap"]),
-        .testTarget(name: "SFXHapticsTests", dependencies: ["SFXHaptics", "CSFXHaptics"]),
-        .testTarget(name: "SFXCommandTests", dependencies: ["SFXMedia"]),
+        .testTarget(name: "SFXPlaybackTests", dependencies: ["SFX", "SFXPlayback", "SFXCardSupport", "CAllocationTrap", "SFXTestSupport"]),
+        .testTarget(name: "SFXHapticsTests", dependencies: ["SFXHaptics", "CSFXHaptics", "SFXTestSupport"]),
+        .testTarget(name: "SFXCommandTests", dependencies: ["SFXMedia", "SFXTestSupport"]),
         // The recorder, meters and upload through the virtual card's capture (and `sfx record`).
-        .testTarget(name: "SFXRecordingTests", dependencies: ["SFX", "SFXRecording", "SFXPlayback", "SFXMedia", "SFXCardSupport", "CSndFile", "CFFmpeg", "CAllocationTrap"]),
+        .testTarget(name: "SFXRecordingTests", dependencies: ["SFX", "SFXRecording", "SFXPlayback", "SFXMedia", "SFXCardSupport", "CSndFile", "CFFmpeg", "CAllocationTrap", "SFXTestSupport"]),
         // The daemon in-process and as `sfx serve`, on the virtual card: protocol, fuzzing, peers, fallback.
-        .testTarget(name: "SFXDaemonTests", dependencies: ["SFXDaemon", "CSFXProtocol", "SFXCardSupport"]),
+        .testTarget(name: "SFXDaemonTests", dependencies: ["SFXDaemon", "CSFXProtocol", "SFXCardSupport", "SFXTestSupport"]),
         // A separate game package that depends on this checkout by path, built and run on the virtual card.
-        .testTarget(name: "SFXEmbeddingTests", dependencies: ["SFXTesting", "SFXMedia"]),
+        .testTarget(name: "SFXEmbeddingTests", dependencies: ["SFXTesting", "SFXMedia", "SFXTestSupport"]),
         // Against a private PipeWire (Tests/server/pipewire-session), through the pipewire and pulse ALSA plugins.
-        .testTarget(name: "SFXServerTests", dependencies: ["SFXDevice"]),
+        .testTarget(name: "SFXServerTests", dependencies: ["SFXDevice", "SFXTestSupport"]),
         // The C API from C: script/install into a temporary prefix, C programs built with its
         // pkg-config file and run on the virtual card; sfx.h as C99 and C++17.
-        .testTarget(name: "SFXCAPITests", dependencies: ["SFXCardSupport"], exclude: ["C"]),
+        .testTarget(name: "SFXCAPITests", dependencies: ["SFXCardSupport", "SFXTestSupport"], exclude: ["C"]),
         .testTarget(name: "SFXBenchMethodTests", dependencies: ["SFXBenchMethod"], path: "Bench/Tests/SFXBenchMethodTests"),
     ]
 )

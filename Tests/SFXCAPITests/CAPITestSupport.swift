@@ -1,4 +1,5 @@
 import Foundation
+import SFXTestSupport
 import XCTest
 import SFXCardSupport
 
@@ -35,35 +36,13 @@ struct Run {
 /// Runs `command` with bash in `directory`, with `environment` added to this process's.
 func shell(_ command: String, in directory: URL, environment: [String: String] = [:], timeout: Double = 120,
            file: StaticString = #filePath, line: UInt = #line) throws -> Run {
-    let process = Process()
-    process.executableURL = URL(filePath: "/bin/bash")
-    process.arguments = ["-c", command]
-    process.currentDirectoryURL = directory
     var merged = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     merged.removeValue(forKey: "SFX_SOUNDS_DIR")
     merged.removeValue(forKey: "SFXCARD_PLUGIN")
-    process.environment = merged
-    let output = directory.appending(path: ".out-\(UUID().uuidString)")
-    let errors = directory.appending(path: ".err-\(UUID().uuidString)")
-    defer {
-        try? FileManager.default.removeItem(at: output)
-        try? FileManager.default.removeItem(at: errors)
-    }
-    _ = FileManager.default.createFile(atPath: output.path, contents: nil, attributes: [.posixPermissions: 0o600])
-    _ = FileManager.default.createFile(atPath: errors.path, contents: nil, attributes: [.posixPermissions: 0o600])
-    process.standardOutput = try FileHandle(forWritingTo: output)
-    process.standardError = try FileHandle(forWritingTo: errors)
-    try process.run()
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning && Date() < deadline { usleep(20_000) }
-    if process.isRunning {
-        process.terminate()
-        XCTFail("\(command) ran longer than \(Int(timeout)) s", file: file, line: line)
-    }
-    process.waitUntilExit()
-    return Run(status: process.terminationStatus,
-               output: try String(contentsOf: output, encoding: .utf8),
-               errors: try String(contentsOf: errors, encoding: .utf8))
+    let run = try runToEnd(URL(filePath: "/bin/bash"), ["-c", command], environment: merged, directory: directory,
+                           errors: .captured, capture: .files(in: directory), timeout: timeout)
+    if run.timedOut { XCTFail("\(command) ran longer than \(Int(timeout)) s", file: file, line: line) }
+    return Run(status: run.status, output: run.output, errors: run.errors)
 }
 
 /// Single-quoted for bash.

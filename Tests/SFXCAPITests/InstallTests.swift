@@ -1,4 +1,5 @@
 import Foundation
+import SFXTestSupport
 import XCTest
 
 /// script/install and script/uninstall: the layout, the library's SONAME and links, sfx.pc,
@@ -38,8 +39,7 @@ final class InstallTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: prefix + "/lib/libsfx.so.0"), "libsfx.so.0.1.0")
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: prefix + "/include/sfx.h")[.posixPermissions] as? Int, 0o644)
 
-        let soname = try shell("readelf -d \(quoted(prefix))/lib/libsfx.so.0.1.0", in: scratch)
-        XCTAssertTrue(soname.output.contains("Library soname: [libsfx.so.0]"), soname.output)
+        XCTAssertEqual(try ELFFile(URL(filePath: prefix + "/lib/libsfx.so.0.1.0")).soname(), "libsfx.so.0")
 
         let flags = try shell("pkg-config --cflags --libs sfx; pkg-config --modversion sfx", in: scratch,
                               environment: ["PKG_CONFIG_PATH": prefix + "/lib/pkgconfig"])
@@ -100,13 +100,7 @@ final class InstallTests: XCTestCase {
             return trimmed.hasPrefix("sfx_") ? String(trimmed) : nil
         })
         XCTAssertEqual(declared.count, 23, "\(declared.sorted())")
-        let nm = try shell("nm -D --defined-only \(quoted(prefix))/lib/libsfx.so.0", in: scratch)
-        XCTAssertEqual(nm.status, 0, nm.errors)
-        let exported = Set(nm.output.split(separator: "\n").compactMap { line -> String? in
-            let fields = line.split(separator: " ")
-            guard fields.count == 3, fields[1].first?.isUppercase == true, fields[1] != "A" else { return nil }
-            return String(fields[2].split(separator: "@").first!)
-        })
+        let exported = try ELFFile(URL(filePath: prefix + "/lib/libsfx.so.0")).exportedSymbols()
         XCTAssertEqual(exported, declared.union(["mpg123_new"]))
     }
 

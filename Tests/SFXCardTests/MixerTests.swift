@@ -1,6 +1,7 @@
 import CALSA
 import Foundation
 import SFXCardSupport
+import SFXTestSupport
 import XCTest
 
 /// The Master control: through snd_mixer, through the state file, and on what reaches the DAC.
@@ -109,15 +110,6 @@ final class MixerTests: CardTestCase {
 
 /// Runs a program to completion, returning its exit status and its output (stdout and stderr).
 func runTool(_ path: String, _ arguments: [String], environment: [String: String]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(filePath: path)
-    process.arguments = arguments
-    process.environment = environment
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    let run = try runToEnd(URL(filePath: path), arguments, environment: environment, errors: .merged)
+    return (run.status, run.output)
 }

@@ -1,28 +1,14 @@
 import Foundation
 import SFXCardSupport
+import SFXTestSupport
 import XCTest
 
 /// What opening the card costs an ALSA client before its first frame: loading libsfxcard.so and
 /// what it links. A hardware card's plugin (hw) is part of alsa-lib; the virtual card must add
 /// as little, or every client's exec → DAC time (aplay's most of all) measures the card.
 final class PluginLinkTests: XCTestCase {
-    /// The DT_NEEDED entries of an ELF library, as `readelf -d` prints them.
-    static func neededLibraries(of library: URL) throws -> [String] {
-        let readelf = Process()
-        readelf.executableURL = URL(filePath: "/usr/bin/readelf")
-        readelf.arguments = ["-d", library.path]
-        let output = Pipe()
-        readelf.standardOutput = output
-        try readelf.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        readelf.waitUntilExit()
-        XCTAssertEqual(readelf.terminationStatus, 0, "readelf -d \(library.path)")
-        // "0x0000000000000001 (NEEDED)   Shared library: [libasound.so.2]"
-        return text.split(separator: "\n").filter { $0.contains("(NEEDED)") }.compactMap { line in
-            guard let open = line.firstIndex(of: "["), let close = line.lastIndex(of: "]"), open < close else { return nil }
-            return String(line[line.index(after: open)..<close])
-        }
-    }
+    /// The DT_NEEDED entries of an ELF library.
+    static func neededLibraries(of library: URL) throws -> [String] { try ELFFile(library).neededLibraries() }
 
     func testThePluginLinksNoSwiftRuntime() throws {
         let plugin = try VirtualCard.locatePlugin()

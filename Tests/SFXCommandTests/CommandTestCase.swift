@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SFXMedia
+import SFXTestSupport
 import XCTest
 
 struct ProgramMissing: Error, CustomStringConvertible {
@@ -30,10 +31,7 @@ class CommandTestCase: XCTestCase {
     }
 
     /// The directory of the test bundle, where SwiftPM also builds `sfx` and the card's plugin.
-    static var buildDirectory: URL {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(filePath: executable).deletingLastPathComponent()
-    }
+    static var buildDirectory: URL { BuildProducts.directory }
 
     /// `.build/<configuration>/sfx`, beside this test bundle.
     static var program: URL { buildDirectory.appending(path: "sfx") }
@@ -48,23 +46,8 @@ class CommandTestCase: XCTestCase {
     }
 
 
-    /// An ELF file's DT_NEEDED entries, as `readelf -d` prints them
-    /// ("0x0000000000000001 (NEEDED)   Shared library: [libc.so.6]").
-    static func neededLibraries(of file: URL) throws -> [String] {
-        let process = Process()
-        process.executableURL = URL(filePath: "/usr/bin/readelf")
-        process.arguments = ["-d", file.path]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, "readelf -d \(file.path)")
-        return text.split(separator: "\n").filter { $0.contains("(NEEDED)") }.compactMap { line in
-            guard let open = line.firstIndex(of: "["), let close = line.lastIndex(of: "]"), open < close else { return nil }
-            return String(line[line.index(after: open)..<close])
-        }
-    }
+    /// An ELF file's DT_NEEDED entries.
+    static func neededLibraries(of file: URL) throws -> [String] { try ELFFile(file).neededLibraries() }
 
     var scratch: URL!
 
@@ -134,36 +117,8 @@ class CommandTestCase: XCTestCase {
     /// standard input (none when nil) and `extra` over the test environment.
     func sfx(_ arguments: [String], input: Data? = nil, program: URL = CommandTestCase.program,
              environment extra: [String: String?] = [:]) throws -> Run {
-        let process = Process()
-        process.executableURL = program
-        process.arguments = arguments
-        process.currentDirectoryURL = scratch
-        process.environment = environment(extra)
-        let out = Pipe(), err = Pipe(), inPipe = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input == nil ? FileHandle.nullDevice : inPipe
-        try process.run()
-        if let input {
-            // Written from another thread: the program reads all of it before it writes much.
-            let writer = inPipe.fileHandleForWriting
-            DispatchQueue.global().async {
-                writer.write(input)
-                try? writer.close()
-            }
-        }
-        // Standard error is read on another thread, so that neither pipe fills while the other is read.
-        final class Box: @unchecked Sendable { var data = Data() }
-        let box = Box()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            box.data = err.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, data: stdout, stderr: String(decoding: box.data, as: UTF8.self))
+        let run = try runToEnd(program, arguments, environment: environment(extra), directory: scratch,
+                               input: input.map { .data($0) } ?? .none, errors: .captured)
+        return Run(status: run.status, data: run.stdout, stderr: run.errors)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SFXTestSupport
 import XCTest
 import SFXMedia
 
@@ -142,15 +143,9 @@ final class NewUserTests: CommandTestCase {
             let bytes = [UInt8](try Data(contentsOf: file))
             XCTAssertEqual(Int(bytes[20]) | Int(bytes[21]) << 8, 1, "\(file.path): WAVE_FORMAT_PCM")
             guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sox") else { continue }
-            let sox = Process()
-            sox.executableURL = URL(filePath: "/usr/bin/sox")
-            sox.arguments = [file.path, "-n"]
-            let errors = Pipe()
-            sox.standardError = errors
-            try sox.run()
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            sox.waitUntilExit()
-            XCTAssertEqual(sox.terminationStatus, 0, text)
+            let sox = try runToEnd(URL(filePath: "/usr/bin/sox"), [file.path, "-n"], output: .inherited, errors: .captured)
+            let text = sox.errors
+            XCTAssertEqual(sox.status, 0, text)
             XCTAssertEqual(text, "", file.path)
         }
     }

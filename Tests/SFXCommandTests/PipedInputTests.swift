@@ -1,4 +1,5 @@
 import Foundation
+import SFXTestSupport
 import XCTest
 import SFXMedia
 
@@ -9,17 +10,9 @@ import SFXMedia
 final class PipedInputTests: CommandTestCase {
     /// Runs `program` with `arguments` and returns its standard output (it must succeed).
     func output(of program: String, _ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(filePath: program)
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, "\(program) \(arguments)")
-        return data
+        let run = try runToEnd(URL(filePath: program), arguments, errors: .discarded)
+        XCTAssertEqual(run.status, 0, "\(program) \(arguments)")
+        return run.stdout
     }
 
     /// Frames of the mixer's start fade at 48 kHz (0.3 ms: frame k of a voice gets (k+1)/14,

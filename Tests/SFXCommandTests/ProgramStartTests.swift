@@ -1,5 +1,6 @@
 import Foundation
 import SFXMedia
+import SFXTestSupport
 import XCTest
 
 /// What `sfx` loads before its first line runs (sfx-bench --exec measures the time): the Swift
@@ -41,22 +42,9 @@ final class ProgramStartTests: CommandTestCase {
         try FileManager.default.createDirectory(at: served, withIntermediateDirectories: true)
         let tone = try writeTone(to: served.appending(path: "tone.wav"), rate: 48_000)
 
-        let server = Process()
-        server.executableURL = URL(filePath: "/usr/bin/python3")
-        server.arguments = [URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appending(path: "http/stream-server.py").path, served.path]
-        let input = Pipe(), output = Pipe()
-        server.standardInput = input
-        server.standardOutput = output
-        try server.run()
-        defer {
-            try? input.fileHandleForWriting.close()
-            server.terminate()
-            server.waitUntilExit()
-        }
-        var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line.append(byte) }
-        let port = try XCTUnwrap(Int(String(decoding: line, as: UTF8.self)), "the test server (Tests/http/stream-server.py) reported no port")
+        let server = try LocalHTTPServer(script: "stream-server.py", serving: served)
+        defer { server.stop() }
+        let port = server.port
 
         let run = try sfx("play", "http://127.0.0.1:\(port)/normal/tone.wav")
         XCTAssertEqual(run.status, 0, run.stderr)

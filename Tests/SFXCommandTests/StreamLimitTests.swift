@@ -1,36 +1,25 @@
 import Foundation
 import Glibc
+import SFXTestSupport
 import XCTest
 
 /// `sfx play URL` of a body without end (Tests/http/stream-server.py's /endless and /paced, on
 /// 127.0.0.1) stops at a cap or at a full disk, each told in one line, instead of filling the
 /// temporary directory for ever.
 final class StreamLimitTests: CommandTestCase {
-    var server: Process!
-    var serverInput: Pipe!
+    var server: LocalHTTPServer?
     var port = 0
 
     override func setUpWithError() throws {
         try super.setUpWithError()
         try Data("RIFF".utf8).write(to: scratch.appending(path: "tune.wav"))   // the name the modes take
-        let script = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appending(path: "http/stream-server.py")
-        server = Process()
-        server.executableURL = URL(filePath: "/usr/bin/python3")
-        server.arguments = [script.path, scratch.path]
-        let output = Pipe()
-        serverInput = Pipe()
-        server.standardOutput = output
-        server.standardInput = serverInput
-        try server.run()
-        var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line.append(byte) }
-        port = try XCTUnwrap(Int(String(decoding: line, as: UTF8.self)), "the test server's port")
+        let server = try LocalHTTPServer(script: "stream-server.py", serving: scratch)
+        self.server = server
+        port = server.port
     }
 
     override func tearDownWithError() throws {
-        try? serverInput?.fileHandleForWriting.close()
-        server?.terminate()
-        server?.waitUntilExit()
+        server?.stop()
         try super.tearDownWithError()
     }
 

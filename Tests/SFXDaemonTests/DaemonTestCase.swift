@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import SFXCardSupport
 import SFXDaemon
+import SFXTestSupport
 import XCTest
 
 /// A daemon (`sfx serve`) of the test's own, on a virtual card of its own, with its socket in a
@@ -15,10 +16,7 @@ class DaemonTestCase: XCTestCase {
     }
 
     /// The directory of the test bundle, where SwiftPM also builds `sfx`, `sfx-front` and the card's plugin.
-    static var buildDirectory: URL {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(filePath: executable).deletingLastPathComponent()
-    }
+    static var buildDirectory: URL { BuildProducts.directory }
 
     static var program: URL { buildDirectory.appending(path: "sfx") }
     static var front: URL { buildDirectory.appending(path: "sfx-front") }
@@ -103,34 +101,10 @@ class DaemonTestCase: XCTestCase {
     /// Runs a program (sfx unless told) with the test environment to its end.
     func run(_ arguments: [String], program: URL = DaemonTestCase.program, prefix: [String] = [],
              environment extra: [String: String?] = [:]) throws -> Run {
-        let process = Process()
-        if prefix.isEmpty {
-            process.executableURL = program
-            process.arguments = arguments
-        } else {
-            process.executableURL = URL(filePath: prefix[0])
-            process.arguments = Array(prefix.dropFirst()) + [program.path] + arguments
-        }
-        process.environment = environment(extra)
-        process.currentDirectoryURL = scratch
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        final class Box: @unchecked Sendable { var data = Data() }
-        let box = Box()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            box.data = err.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                   stderr: String(decoding: box.data, as: UTF8.self))
+        let (executable, all) = prefix.isEmpty ? (program, arguments)
+            : (URL(filePath: prefix[0]), Array(prefix.dropFirst()) + [program.path] + arguments)
+        let run = try runToEnd(executable, all, environment: environment(extra), directory: scratch, input: .none, errors: .captured)
+        return Run(status: run.status, stdout: run.output, stderr: run.errors)
     }
 
     /// The card's onsets (DAC times) and recordings, read once the daemon has closed the device.

@@ -1,4 +1,5 @@
 import Foundation
+import SFXTestSupport
 import XCTest
 
 /// Every ```swift and ```c block of README.md and docs/*.md is compiled as pasted, against this
@@ -199,10 +200,7 @@ final class DocumentationExamplesTests: XCTestCase {
     // MARK: Helpers
 
     /// Where SwiftPM put this test bundle, the modules and libSFXC.so.
-    static var buildDirectory: URL {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(filePath: executable).deletingLastPathComponent()
-    }
+    static var buildDirectory: URL { BuildProducts.directory }
 
     /// The modules of this build, as SwiftPM passes them to its own targets: the Swift modules,
     /// every C target's module map and include directory.
@@ -239,16 +237,7 @@ final class DocumentationExamplesTests: XCTestCase {
     }
 
     static func run(_ program: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = program
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let run = try runToEnd(program, arguments, environment: environment, errors: .merged)
+        return (run.status, run.output)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SFXTestSupport
 import XCTest
 import SFXMedia
 import SFXTesting
@@ -190,29 +191,11 @@ final class EmbeddingTests: XCTestCase {
     /// standard error is printed.
     func run(_ program: URL, _ arguments: [String], in directory: URL, environment: [String: String]? = nil,
              timeout: Double = 120) throws -> Run {
-        let process = Process()
-        process.executableURL = program
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        if let environment { process.environment = environment }
-        let log = scratch.appending(path: "output-\(UUID().uuidString)")
-        let errors = scratch.appending(path: "errors-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil, attributes: [.posixPermissions: 0o600])
-        _ = FileManager.default.createFile(atPath: errors.path, contents: nil, attributes: [.posixPermissions: 0o600])
-        process.standardOutput = try FileHandle(forWritingTo: log)
-        process.standardError = try FileHandle(forWritingTo: errors)
-        try process.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(50_000) }
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-            XCTFail("\(program.lastPathComponent) \(arguments.joined(separator: " ")) ran longer than \(Int(timeout)) s")
-        }
-        process.waitUntilExit()
-        let output = try String(contentsOf: log, encoding: .utf8)
-        let stderr = try String(contentsOf: errors, encoding: .utf8)
+        let run = try runToEnd(program, arguments, environment: environment, directory: directory,
+                               errors: .captured, capture: .files(in: scratch), timeout: timeout)
+        if run.timedOut { XCTFail("\(program.lastPathComponent) \(arguments.joined(separator: " ")) ran longer than \(Int(timeout)) s") }
+        let output = run.output, stderr = run.errors
         if !stderr.isEmpty { print("\(program.lastPathComponent) \(arguments.joined(separator: " ")) stderr:\n\(stderr)") }
-        return Run(status: process.terminationStatus, output: program == Self.swift || program.pathExtension == "xctest" ? output + stderr : output)
+        return Run(status: run.status, output: program == Self.swift || program.pathExtension == "xctest" ? output + stderr : output)
     }
 }

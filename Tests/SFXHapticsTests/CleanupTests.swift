@@ -1,4 +1,5 @@
 import Foundation
+import SFXTestSupport
 import Glibc
 import XCTest
 
@@ -18,7 +19,7 @@ final class CleanupTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: temporary) }
 
         let process = Process()
-        process.executableURL = URL(filePath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        process.executableURL = BuildProducts.testExecutable
         process.arguments = [Self.classesThatMakeDirectories.map { "SFXHapticsTests.\($0)" }.joined(separator: ",")]
         process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": temporary + "/"]) { _, new in new }
         process.standardOutput = FileHandle.nullDevice

@@ -1,4 +1,5 @@
 import Foundation
+import SFXTestSupport
 import Glibc
 import SFXHaptics
 import XCTest
@@ -23,7 +24,7 @@ final class SignalCleanupTests: XCTestCase {
         let directory = try TemporaryDirectory(removedAfter: self)
         let log = "\(directory.path)/log"
         let process = Process()
-        process.executableURL = URL(filePath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        process.executableURL = BuildProducts.testExecutable
         process.arguments = ["SFXHapticsTests.SignalCleanupTests/\(name.split(separator: ".").last ?? "")"]
         process.environment = ProcessInfo.processInfo.environment.merging([Self.helperVariable: log]) { _, new in new }
         process.standardOutput = FileHandle.nullDevice

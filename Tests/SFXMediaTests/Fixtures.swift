@@ -1,4 +1,5 @@
 import Foundation
+import SFXTestSupport
 import SFXCore
 import XCTest
 @testable import SFXMedia
@@ -112,16 +113,8 @@ func runProgram(_ executable: String, _ arguments: [String]) throws -> Bool {
 
 /// Runs a program to its end: its exit status, and its standard output and error together.
 func runProgramForOutput(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(filePath: executable)
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    try process.run()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    return (process.terminationStatus, text)
+    let run = try runToEnd(URL(filePath: executable), arguments, errors: .merged)
+    return (run.status, run.output)
 }
 
 /// Asserts that `body` throws a `MediaError` whose reason satisfies `matches`, and returns it.

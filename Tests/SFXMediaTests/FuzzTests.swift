@@ -1,4 +1,5 @@
 import Foundation
+import SFXTestSupport
 import SFXCore
 import XCTest
 @testable import SFXMedia
@@ -58,23 +59,13 @@ final class FuzzTests: XCTestCase {
 
     /// The `sfx-fuzz` program beside this test binary (swift build makes both).
     private func runFuzzHarness(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let harness = URL(filePath: executable).deletingLastPathComponent().appending(path: "sfx-fuzz")
+        let harness = BuildProducts.product("sfx-fuzz")
         guard FileManager.default.isExecutableFile(atPath: harness.path) else {
             throw MissingDependency(description: "\(harness.path) is missing; build it with `swift build --product sfx-fuzz`")
         }
         let directory = try TemporaryDirectory()
-        let process = Process()
-        process.executableURL = harness
-        process.arguments = arguments + ["--keep", directory.file("findings").path]
-        process.currentDirectoryURL = directory.url
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
+        let run = try runToEnd(harness, arguments + ["--keep", directory.file("findings").path], directory: directory.url, errors: .discarded)
+        return (run.status, run.output)
     }
 
     /// A short run of the harness, a seventh of its inputs with the sample rate or the channel

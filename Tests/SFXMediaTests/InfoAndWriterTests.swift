@@ -1,4 +1,5 @@
 import Foundation
+import SFXTestSupport
 import SFXCore
 import XCTest
 @testable import SFXMedia
@@ -85,15 +86,9 @@ final class InfoAndWriterTests: TemporaryDirectoryTestCase {
         XCTAssertTrue(large.allSatisfy { $0.0 == $0.1 }, "a sample from 2^-8 up changed")
         do {
             // sox is in script/test's packages: a missing one fails here rather than passing.
-            let sox = Process()
-            sox.executableURL = URL(filePath: "/usr/bin/sox")
-            sox.arguments = [url.path, "-n"]
-            let errors = Pipe()
-            sox.standardError = errors
-            try sox.run()
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            sox.waitUntilExit()
-            XCTAssertEqual(sox.terminationStatus, 0)
+            let sox = try runToEnd(URL(filePath: "/usr/bin/sox"), [url.path, "-n"], output: .inherited, errors: .captured)
+            let text = sox.errors
+            XCTAssertEqual(sox.status, 0)
             XCTAssertFalse(text.contains("WARN"), text)
         }
     }

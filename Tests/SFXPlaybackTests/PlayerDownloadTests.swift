@@ -8,45 +8,17 @@ import SFXCore
 import SFXCardSupport
 import SFXMedia
 import SFX
+import SFXTestSupport
 @testable import SFXPlayback
 
-/// The test server, serving one directory; stopped when released.
-final class StreamServer {
-    let process = Process()
-    let input = Pipe()
-    let port: Int
-
-    init(serving directory: URL) throws {
-        let script = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appending(path: "http/stream-server.py")
-        let output = Pipe()
-        process.executableURL = URL(filePath: "/usr/bin/python3")
-        process.arguments = [script.path, directory.path]
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
-            line.append(byte)
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
-            throw CardError("the test server did not report its port; is /usr/bin/python3 installed?")
-        }
-        self.port = port
-    }
-
-    func url(_ mode: String, _ name: String) -> URL { URL(string: "http://127.0.0.1:\(port)/\(mode)/\(name)")! }
-
-    deinit {
-        try? input.fileHandleForWriting.close()
-        process.terminate()
-        process.waitUntilExit()
-    }
+extension LocalHTTPServer {
+    /// The stream server's `name` served in `mode` (normal, endless, stall…: stream-server.py).
+    func url(_ mode: String, _ name: String) -> URL { url("\(mode)/\(name)") }
 }
 
 final class PlayerDownloadTests: XCTestCase {
     var setup: EngineOnCard!
-    var server: StreamServer!
+    var server: LocalHTTPServer!   // Tests/http/stream-server.py, serving the card's directory; stopped when released
     let seconds = 3.0
 
     override func setUpWithError() throws {
@@ -54,7 +26,7 @@ final class PlayerDownloadTests: XCTestCase {
         let frames = Int(seconds * 48_000)
         let samples = (0..<frames).map { PlayerTests.signal($0) }
         try WAVAudio(sampleRate: 48_000, channels: 1, samples: samples).write(to: setup.card.directory.appending(path: "tune.wav"))
-        server = try StreamServer(serving: setup.card.directory)
+        server = try LocalHTTPServer(script: "stream-server.py", serving: setup.card.directory)
     }
 
     override func tearDown() {

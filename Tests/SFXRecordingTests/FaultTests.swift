@@ -3,6 +3,7 @@
 // failure paths built with AddressSanitizer.
 import CFFmpeg
 import Foundation
+import SFXTestSupport
 import Glibc
 import XCTest
 import SFX
@@ -290,17 +291,9 @@ final class FaultTests: XCTestCase {
     }
 
     private func runTool(_ tool: URL, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = tool
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw CardError("\(tool.lastPathComponent) failed (\(process.terminationStatus)): \(text.suffix(4_000))")
+        let run = try runToEnd(tool, arguments, errors: .merged)
+        guard run.status == 0 else {
+            throw CardError("\(tool.lastPathComponent) failed (\(run.status)): \(run.output.suffix(4_000))")
         }
     }
 

@@ -1,6 +1,7 @@
 // `sfx record`, `sfx recordings` and `sfx meter` as a user runs them, on the virtual card:
 // plain progress lines, Enter, the minimum, SIGKILL mid-recording, a file-size limit, device errors.
 import Foundation
+import SFXTestSupport
 import Glibc
 import XCTest
 import SFX
@@ -191,10 +192,7 @@ struct Sfx {
     let card: VirtualCard
     init(_ card: VirtualCard) { self.card = card }
 
-    static var program: URL {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(filePath: executable).deletingLastPathComponent().appending(path: "sfx")
-    }
+    static var program: URL { BuildProducts.product("sfx") }
 
     struct Run {
         let status: Int32

@@ -1,6 +1,7 @@
 // Uploads to a local HTTP server (Tests/http/upload-server.py on 127.0.0.1, an ephemeral port),
 // which stores the headers and bytes it received for the test to check.
 import Foundation
+import SFXTestSupport
 import XCTest
 import SFX
 import SFXCardSupport
@@ -8,30 +9,20 @@ import SFXMedia
 
 final class UploadTests: XCTestCase {
     var card: VirtualCard!
-    var server: Process!
-    var serverInput: Pipe!
+    var server: LocalHTTPServer?
     var port = 0
 
     override func setUpWithError() throws {
         card = try cardCapturing(Signal.music(seconds: 3, channels: 1), channels: 1)
         let received = card.directory.appending(path: "received")
         try FileManager.default.createDirectory(at: received, withIntermediateDirectories: false)
-        let script = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appending(path: "http/upload-server.py")
-        server = Process()
-        server.executableURL = URL(filePath: "/usr/bin/python3")
-        server.arguments = [script.path, received.path]
-        let output = Pipe()
-        serverInput = Pipe()
-        server.standardOutput = output
-        server.standardInput = serverInput
-        try server.run()
-        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
-        port = try XCTUnwrap(Int(line.trimmingCharacters(in: .whitespacesAndNewlines)), "the server's port: \(line)")
+        let server = try LocalHTTPServer(script: "upload-server.py", serving: received)
+        self.server = server
+        port = server.port
     }
 
     override func tearDownWithError() throws {
-        try? serverInput?.fileHandleForWriting.close()
-        server?.waitUntilExit()
+        server?.stop(terminating: false)   // it ends its transfers and itself when its input closes
         try card?.remove()
     }
 

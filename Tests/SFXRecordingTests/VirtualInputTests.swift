@@ -3,6 +3,7 @@
 // Without -D they record from sfx's virtual card, fed by SFX_VIRTUAL_INPUT; a server's device
 // given by name fails with one line that says there is neither card nor server, and the fix.
 import Foundation
+import SFXTestSupport
 import Glibc
 import XCTest
 import SFXCardSupport
@@ -105,24 +106,13 @@ final class VirtualInputTests: XCTestCase {
         environment["XDG_RUNTIME_DIR"] = runtime.path
         environment["HOME"] = home.path
         if let input { environment["SFX_VIRTUAL_INPUT"] = input.path }
-        let process = Process()
-        process.executableURL = URL(filePath: "/usr/bin/unshare")
         let hide = """
             for d in /dev/snd /proc/asound; do if [ -e "$d" ]; then mount -t tmpfs none "$d" || exit 97; fi; done
             exec "$0" "$@"
             """
-        process.arguments = ["--mount", "--propagation", "private", "--", "/bin/sh", "-c", hide, Sfx.program.path] + arguments
-        process.environment = environment
-        process.currentDirectoryURL = directory
-        let output = directory.appending(path: "out"), errors = directory.appending(path: "err")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = try FileHandle(forWritingTo: errors)
-        try process.run()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus,
-                   stdout: try String(contentsOf: output, encoding: .utf8), stderr: try String(contentsOf: errors, encoding: .utf8))
+        let run = try runToEnd(URL(filePath: "/usr/bin/unshare"),
+                               ["--mount", "--propagation", "private", "--", "/bin/sh", "-c", hide, Sfx.program.path] + arguments,
+                               environment: environment, directory: directory, input: .none, errors: .captured, capture: .files(in: directory))
+        return Run(status: run.status, stdout: run.output, stderr: run.errors)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SFXTestSupport
 import XCTest
 
 struct ServerTestFailure: Error, CustomStringConvertible {
@@ -116,20 +117,11 @@ final class PrivateSoundServer {
     /// Runs `pactl` against the session.
     @discardableResult
     func pactl(_ arguments: String...) throws -> String {
-        let process = Process()
-        process.executableURL = URL(filePath: "/usr/bin/pactl")
-        process.arguments = arguments
-        process.environment = clientEnvironment(.pulse)
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ServerTestFailure("pactl \(arguments.joined(separator: " ")) failed with status \(process.terminationStatus)")
+        let run = try runToEnd(URL(filePath: "/usr/bin/pactl"), arguments, environment: clientEnvironment(.pulse), errors: .discarded)
+        guard run.status == 0 else {
+            throw ServerTestFailure("pactl \(arguments.joined(separator: " ")) failed with status \(run.status)")
         }
-        return String(decoding: data, as: UTF8.self)
+        return run.output
     }
 
     private func send(_ command: String) throws {

@@ -1,4 +1,5 @@
 import Foundation
+import SFXTestSupport
 import XCTest
 
 /// `sfx` through a real sound server: a private PipeWire (see `PrivateSoundServer`), reached
@@ -98,10 +99,7 @@ final class ServerPlaybackTests: ServerTestCase {
 
 /// The `sfx` program (beside this test bundle) running in the background, its output in files.
 final class SFXProgram {
-    static var url: URL {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(filePath: executable).deletingLastPathComponent().appending(path: "sfx")
-    }
+    static var url: URL { BuildProducts.product("sfx") }
 
     private let process = Process()
     private let outFile: URL
