@@ -14,22 +14,23 @@ import SFXDevice
 /// events back — nothing else. How commands are placed, and when their events leave, is a
 /// `CommandPlacement`'s: the classic path's takes them at the start of each period rendered
 /// (`ClassicPlacement`), rewind mode's starts them by rewinding (`RewindPlacement`); the loop is
-/// the same for both. No allocation, lock, log or I/O
-/// but the device's happens there; commands arrive and events leave through lock-free rings, and
-/// everything it allocates is allocated before it starts. It asks for SCHED_FIFO while it runs
-/// that loop and says when it is refused. The loop is specialised for `PCMPlayback` and
-/// `NullPlaybackDevice`, and for each placement: no witness-table lookup, reference counting or exclusivity check in it
-/// (the release build merges the two specialisations into one body that calls the device's
-/// methods through function pointers); other devices run the same loop through the protocol.
+/// the same for both. No allocation, lock, log or I/O but the device's happens there; commands
+/// arrive and events leave through lock-free rings, and everything it allocates is allocated
+/// before it starts. It asks for SCHED_FIFO while it runs that loop and says when it is refused.
+/// The loop is specialised for `PCMPlayback` and `NullPlaybackDevice`, and for each placement:
+/// no witness-table lookup, reference counting or exclusivity check in it (the release build
+/// merges the two specialisations into one body that calls the device's methods through
+/// function pointers); other devices run the same loop through the protocol.
 ///
 /// When the device disappears it drops to normal priority, closes it, runs the same loop on a
 /// `NullPlaybackDevice` with the classic placement (the null device consumes by the clock, so
-/// voices end and completions still arrive) and tries to reopen it through the factory, waiting 0.25 s, then twice as long after
-/// each failed try, up to 1 s. A device that keeps failing counts as lost too: a sound server
-/// that went away can leave its ALSA plugin answering every write with EPIPE while
-/// `snd_pcm_recover` reports success, and a SCHED_FIFO thread retrying that at once would take a
-/// whole core and starve the machine (`FailurePolicy`). With an idle timeout it closes the device
-/// when nothing has played for that long and sleeps until the next command.
+/// voices end and completions still arrive) and tries to reopen it through the factory, waiting
+/// 0.25 s, then twice as long after each failed try, up to 1 s. A device that keeps failing
+/// counts as lost too: a sound server that went away can leave its ALSA plugin answering every
+/// write with EPIPE while `snd_pcm_recover` reports success, and a SCHED_FIFO thread retrying
+/// that at once would take a whole core and starve the machine (`FailurePolicy`). With an idle
+/// timeout it closes the device when nothing has played for that long and sleeps until the next
+/// command.
 ///
 /// In rewind mode (`Settings.rewind`, the engine's default) the device has a deep buffer and a
 /// command wakes the thread at once through `kick()`; `RewindPlacement` starts it a millisecond
@@ -126,7 +127,8 @@ final class OutputThread: @unchecked Sendable {
     private var unwrittenFrames = 0
     /// Commands taken in one period at most (see `commandBudget(periodFrames:)`).
     let commandBudget: Int
-    /// Free room the notice ring must have before commands are taken (see `ClassicPlacement.beforePeriod`).
+    /// Free room the notice ring must have before commands are taken (see
+    /// `ClassicPlacement.beforePeriod`).
     let noticeReserve: Int
 
     init(device: any PlaybackDevice, mixer: Mixer, commands: SPSCRing<MixerCommand>, notices: SPSCRing<OutputNotice>,
@@ -353,7 +355,10 @@ final class OutputThread: @unchecked Sendable {
             if available >= 0 { let kept = writeUnwritten(device); available = kept < 0 ? kept : available - kept }
             // Commands placed before the fill (rewind mode: by rewinding).
             let placed = available < 0 ? .failed(Int32(available)) : placement.place(device, available: &available)
-            guard case .goOn = placed else { if let ending = settle(placed, device, &streak, opened, &placement) { return ending }; continue }
+            guard case .goOn = placed else {
+                if let ending = settle(placed, device, &streak, opened, &placement) { return ending }
+                continue
+            }
             // Every free period: the placement's step, the render, its events, the write.
             while available >= period {
                 placement.beforePeriod()
@@ -361,7 +366,10 @@ final class OutputThread: @unchecked Sendable {
                 placement.rendered()
                 framesRendered.wrappingAdd(period, ordering: .relaxed)
                 let result = writeScratch(device, frames: period)
-                if result < 0 { if let ending = fail(device, Int32(result), &streak, opened, &placement) { return ending }; break }
+                if result < 0 {
+                    if let ending = fail(device, Int32(result), &streak, opened, &placement) { return ending }
+                    break
+                }
                 streak = Streak()
                 written += period
                 available -= period
@@ -371,7 +379,10 @@ final class OutputThread: @unchecked Sendable {
             activeVoices.store(mixer.activeVoiceCount, ordering: .relaxed)
             // Rewind mode's probe, and the events of what the DAC passed.
             let filled = placement.filled(device, written: written)
-            guard case .goOn = filled else { if let ending = settle(filled, device, &streak, opened, &placement) { return ending }; continue }
+            guard case .goOn = filled else {
+                if let ending = settle(filled, device, &streak, opened, &placement) { return ending }
+                continue
+            }
             if byClock {
                 if monotonicSeconds() >= deadline { return .timeUp }
             } else if settings.idleFrames > 0, idle >= settings.idleFrames {
@@ -385,7 +396,8 @@ final class OutputThread: @unchecked Sendable {
     /// or nothing (nil: wait again).
     @inline(__always)
     private func settle<Device: PlaybackDevice, Placement: CommandPlacement>(
-        _ step: PlacementStep, _ device: Device, _ streak: inout Streak, _ opened: Double, _ placement: inout Placement) -> Ending? {
+        _ step: PlacementStep, _ device: Device, _ streak: inout Streak, _ opened: Double,
+        _ placement: inout Placement) -> Ending? {
         switch step {
         case .goOn, .waitAgain: nil
         case .end(let ending): ending

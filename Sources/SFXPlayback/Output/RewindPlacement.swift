@@ -225,7 +225,8 @@ struct RewindPlacement: CommandPlacement {
     /// before the last command applied. `granularity` is 0 where the delay was measured to follow
     /// the DAC: the later of the two is then the DAC. Negative `delay` or `rewindable`: that call
     /// failed.
-    private func rewindPoint<Device: PlaybackDevice>(_ device: Device, end: Int) -> (target: Int, delay: Int, rewindable: Int) {
+    private func rewindPoint<Device: PlaybackDevice>(_ device: Device,
+                                                     end: Int) -> (target: Int, delay: Int, rewindable: Int) {
         let available = device.available()   // a fresh pointer for `rewindable`
         if available < 0 { return (end, available, 0) }
         let delay = device.delay()
