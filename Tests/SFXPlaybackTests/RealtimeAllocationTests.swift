@@ -11,7 +11,7 @@ import SFX
 /// across plays, an xrun and its recovery, and a device that goes away and comes back.
 ///
 /// The counted section is the time the output thread runs under SCHED_FIFO: from the start of
-/// `realtimeLoop` (which asks for it) until `run` drops to normal priority after the loop ends.
+/// `outputLoop` (which asks for it) until `run` drops to normal priority after the loop ends.
 /// A lost device is closed and reopened after that drop, at normal priority, where allocation is
 /// allowed (alsa-lib allocates to open a PCM), so it is not counted; rendering by the clock
 /// while the device is gone is also at normal priority.

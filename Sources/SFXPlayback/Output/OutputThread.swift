@@ -9,29 +9,34 @@ import SFXDevice
 ///
 /// It is written against `PlaybackDevice` and opens and reopens its device through a
 /// `PlaybackDeviceFactory` (ALSA, the null device, or a test's own). While a device is open it
-/// runs the real-time loop: wait for one period of space, take every queued command, render one
-/// period, write it, hand the mixer's events back — nothing else. No allocation, lock, log or I/O
-/// but the device's happens there; commands arrive and events leave through lock-free rings, and
-/// everything it allocates is allocated before it starts. It asks for SCHED_FIFO while it runs
-/// that loop and says when it is refused. The loop is specialised for `PCMPlayback` and
-/// `NullPlaybackDevice`: no witness-table lookup, reference counting or exclusivity check in it
-/// (the release build merges the two specialisations into one body that calls the device's
-/// methods through function pointers); other devices run the same loop through the protocol.
+/// runs the real-time loop (`outputLoop`): wait for a period of space, write what an xrun left
+/// unwritten, place the queued commands, render and write every free period, hand the mixer's
+/// events back — nothing else. How commands are placed, and when their events leave, is a
+/// `CommandPlacement`'s: the classic path's takes them at the start of each period rendered
+/// (`ClassicPlacement`), rewind mode's starts them by rewinding (`RewindPlacement`); the loop is
+/// the same for both. No allocation, lock, log or I/O but the device's happens there; commands
+/// arrive and events leave through lock-free rings, and everything it allocates is allocated
+/// before it starts. It asks for SCHED_FIFO while it runs that loop and says when it is refused.
+/// The loop is specialised for `PCMPlayback` and `NullPlaybackDevice`, and for each placement:
+/// no witness-table lookup, reference counting or exclusivity check in it (the release build
+/// merges the two specialisations into one body that calls the device's methods through
+/// function pointers); other devices run the same loop through the protocol.
 ///
 /// When the device disappears it drops to normal priority, closes it, runs the same loop on a
-/// `NullPlaybackDevice` (which consumes by the clock, so voices end and completions still
-/// arrive) and tries to reopen it through the factory, waiting 0.25 s, then twice as long after
-/// each failed try, up to 1 s. A device that keeps failing counts as lost too: a sound server
-/// that went away can leave its ALSA plugin answering every write with EPIPE while
-/// `snd_pcm_recover` reports success, and a SCHED_FIFO thread retrying that at once would take a
-/// whole core and starve the machine (`FailurePolicy`). With an idle timeout it closes the device
-/// when nothing has played for that long and sleeps until the next command.
+/// `NullPlaybackDevice` with the classic placement (the null device consumes by the clock, so
+/// voices end and completions still arrive) and tries to reopen it through the factory, waiting
+/// 0.25 s, then twice as long after each failed try, up to 1 s. A device that keeps failing
+/// counts as lost too: a sound server that went away can leave its ALSA plugin answering every
+/// write with EPIPE while `snd_pcm_recover` reports success, and a SCHED_FIFO thread retrying
+/// that at once would take a whole core and starve the machine (`FailurePolicy`). With an idle
+/// timeout it closes the device when nothing has played for that long and sleeps until the next
+/// command.
 ///
 /// In rewind mode (`Settings.rewind`, the engine's default) the device has a deep buffer and a
-/// command wakes the thread at once through `kick()`; the loop in RewindLoop.swift starts it a
-/// millisecond ahead of the DAC by rewinding. A device that cannot rewind, or only pretends to,
-/// ends that loop with `.fallBack`: the thread reopens it with the classic request and runs the
-/// loop below for the rest of the session (`rewindState` says which and why).
+/// command wakes the thread at once through `kick()`; `RewindPlacement` starts it a millisecond
+/// ahead of the DAC by rewinding. A device that cannot rewind, or only pretends to, ends the loop
+/// with `.fallBack`: the thread reopens it with the classic request and runs the loop with the
+/// classic placement for the rest of the session (`rewindState` says which and why).
 final class OutputThread: @unchecked Sendable {
     struct Settings {
         var request: PlaybackRequest
@@ -100,8 +105,6 @@ final class OutputThread: @unchecked Sendable {
     let history: RewindHistory?
     /// Rewind mode is on for this session (false after a fall-back). Output thread only.
     var rewindEnabled: Bool
-    /// Commands never move before this frame (the last frame at which commands were applied).
-    var lastCommandFrame = 0
     /// The kernel's id of the output thread (for `chrt -p`, `top -H`), 0 before it runs.
     let threadID = Atomic<Int32>(0)
 
@@ -124,7 +127,8 @@ final class OutputThread: @unchecked Sendable {
     private var unwrittenFrames = 0
     /// Commands taken in one period at most (see `commandBudget(periodFrames:)`).
     let commandBudget: Int
-    /// Free room the notice ring must have before commands are taken (see `takeCommands`).
+    /// Free room the notice ring must have before commands are taken (see
+    /// `ClassicPlacement.beforePeriod`).
     let noticeReserve: Int
 
     init(device: any PlaybackDevice, mixer: Mixer, commands: SPSCRing<MixerCommand>, notices: SPSCRing<OutputNotice>,
@@ -269,8 +273,8 @@ final class OutputThread: @unchecked Sendable {
         }
     }
 
-    /// Runs the real-time loop on `device`, specialised for the devices sfx has: rewind mode's
-    /// while it is on and the device says it may rewind, the classic loop otherwise.
+    /// Runs the real-time loop on `device` with rewind mode's placement while it is on and the
+    /// device says it may rewind, the classic one otherwise.
     private func play(_ device: any PlaybackDevice) -> Ending {
         deviceStartFrame.store(mixer.frameTime, ordering: .releasing)
         if rewindEnabled, !device.canRewind {
@@ -280,13 +284,18 @@ final class OutputThread: @unchecked Sendable {
             rewindState.store(RewindCode.nothingRewindable, ordering: .releasing)
         }
         if rewindEnabled, let history {
-            if let alsa = device as? PCMPlayback { return rewindLoop(alsa, history: history) }
-            if let null = device as? NullPlaybackDevice { return rewindLoop(null, history: history) }
-            return rewindLoop(device, history: history)
+            var rewind = RewindPlacement(self, history: history, parameters: device.parameters)
+            return play(device, &rewind)
         }
-        if let alsa = device as? PCMPlayback { return realtimeLoop(alsa) }
-        if let null = device as? NullPlaybackDevice { return realtimeLoop(null) }
-        return realtimeLoop(device)
+        var classic = ClassicPlacement(self)
+        return play(device, &classic)
+    }
+
+    /// The loop specialised for the devices sfx has.
+    private func play<Placement: CommandPlacement>(_ device: any PlaybackDevice, _ placement: inout Placement) -> Ending {
+        if let alsa = device as? PCMPlayback { return outputLoop(alsa, &placement) }
+        if let null = device as? NullPlaybackDevice { return outputLoop(null, &placement) }
+        return outputLoop(device, &placement)
     }
 
     /// When failures mean the device is gone, and how often to try it again.
@@ -319,54 +328,60 @@ final class OutputThread: @unchecked Sendable {
         var silentWaits = 0
     }
 
-    /// The real-time loop. Runs until asked to stop, the device fails (an error it cannot recover,
-    /// or errors that keep coming: `FailurePolicy`), or it has been idle. With a `deadline`
-    /// (CLOCK_MONOTONIC seconds) it runs at normal priority until then and never idles: how the
-    /// stand-in plays while the device is lost.
-    private func realtimeLoop<Device: PlaybackDevice>(_ device: Device, until deadline: Double = .infinity) -> Ending {
+    /// The real-time loop, on either path: `placement` says how queued commands are placed and
+    /// when their events leave (`ClassicPlacement`, `RewindPlacement`); the rest is the same.
+    /// Runs until asked to stop, the device fails (an error it cannot recover, or errors that
+    /// keep coming: `FailurePolicy`), it has been idle, or the placement ends it (rewind mode's
+    /// `.fallBack`). With a `deadline` (CLOCK_MONOTONIC seconds) it runs at normal priority until
+    /// then and never idles: how the stand-in plays while the device is lost.
+    func outputLoop<Device: PlaybackDevice, Placement: CommandPlacement>(
+        _ device: Device, _ placement: inout Placement, until deadline: Double = .infinity) -> Ending {
         let byClock = deadline < .infinity
-        if !byClock { setPriority(realtime: true) }
+        if !byClock { setPriority(realtime: true); playedWell = false }
         let period = device.parameters.periodFrames
         let opened = monotonicSeconds()
         let wellPlayedFrames = Int(Double(device.parameters.sampleRate) * FailurePolicy.wellPlayedSeconds)
-        var written = 0
-        var idle = 0
-        var streak = Streak()
-        if !byClock { playedWell = false }
+        var written = 0, idle = 0, streak = Streak()
+        placement.commitAll()
+        defer { placement.commitAll() }
         while !stopRequested.load(ordering: .relaxed) {
-            let ready = device.wait(timeoutMilliseconds: 200)
-            if ready < 0 {
-                if let ending = fail(device, Int32(ready), &streak, opened: opened) { return ending }
-                continue
-            }
+            // Wait for room (or a command); the room, less what an xrun left, which goes first.
+            let ready = placement.wait(device)
             if ready == 0 {
                 streak.silentWaits += 1
                 if streak.silentWaits >= FailurePolicy.maxSilentWaits { return .lost(-ETIMEDOUT) }
             }
-            var available = device.available()
-            if available < 0 {
-                if let ending = fail(device, Int32(available), &streak, opened: opened) { return ending }
+            var available = ready < 0 ? Int(ready) : device.available()
+            if available >= 0 { let kept = writeUnwritten(device); available = kept < 0 ? kept : available - kept }
+            // Commands placed before the fill (rewind mode: by rewinding).
+            let placed = available < 0 ? .failed(Int32(available)) : placement.place(device, available: &available)
+            guard case .goOn = placed else {
+                if let ending = settle(placed, device, &streak, opened, &placement) { return ending }
                 continue
             }
-            let kept = writeUnwritten(device)
-            if kept < 0 {
-                if let ending = fail(device, Int32(kept), &streak, opened: opened) { return ending }
-                continue
-            }
-            available -= kept
+            // Every free period: the placement's step, the render, its events, the write.
             while available >= period {
-                let hadCommands = takeCommands()
-                renderPeriod(frames: period)
+                placement.beforePeriod()
+                mixer.render(into: scratch, frameCount: period)
+                placement.rendered()
+                framesRendered.wrappingAdd(period, ordering: .relaxed)
                 let result = writeScratch(device, frames: period)
                 if result < 0 {
-                    if let ending = fail(device, Int32(result), &streak, opened: opened) { return ending }
+                    if let ending = fail(device, Int32(result), &streak, opened, &placement) { return ending }
                     break
                 }
                 streak = Streak()
                 written += period
-                if written >= wellPlayedFrames, !byClock { playedWell = true }
                 available -= period
-                idle = (hadCommands || mixer.activeVoiceCount > 0) ? 0 : idle + period
+                if written >= wellPlayedFrames, !byClock { playedWell = true }
+                idle = (placement.busy || mixer.activeVoiceCount > 0) ? 0 : idle + period
+            }
+            activeVoices.store(mixer.activeVoiceCount, ordering: .relaxed)
+            // Rewind mode's probe, and the events of what the DAC passed.
+            let filled = placement.filled(device, written: written)
+            guard case .goOn = filled else {
+                if let ending = settle(filled, device, &streak, opened, &placement) { return ending }
+                continue
             }
             if byClock {
                 if monotonicSeconds() >= deadline { return .timeUp }
@@ -377,69 +392,27 @@ final class OutputThread: @unchecked Sendable {
         return .stopRequested
     }
 
-    /// Applies up to `commandBudget` queued commands, oldest first; the rest wait for the next
-    /// period, in order. Returns whether any command was taken or is waiting. A burst of plays
-    /// can end (steal, reject) more voices than the mixer's event buffer holds, so events are
-    /// handed on every `eventBatch` commands.
-    ///
-    /// No completion is ever lost: commands are taken only while the notice ring has room for
-    /// every event that could follow before the next take (`noticeReserve`); otherwise they wait
-    /// in the command ring and the period is counted in `heldCommandPeriods`.
+    /// What a placement's step other than `.goOn` means to the loop: its end, a failure (`fail`),
+    /// or nothing (nil: wait again).
     @inline(__always)
-    private func takeCommands() -> Bool {
-        guard notices.capacity - notices.count >= noticeReserve else {
-            heldCommandPeriods.wrappingAdd(1, ordering: .relaxed)
-            return commands.count > 0
-        }
-        var taken = 0
-        while taken < commandBudget {
-            let batch = min(OutputThread.eventBatch, commandBudget - taken)
-            let applied = mixer.apply(from: commands, limit: batch)
-            taken += applied
-            guard applied == batch else { break }
-            handOverEvents()
-        }
-        return taken > 0
-    }
-
-    /// Commands applied in one period at most: two per frame of the period (at least 32, at
-    /// most 4,096), so the work they add is the same share of any period. In the release build
-    /// a play costs about 0.3 µs when every voice is busy and it must steal (the costliest kind,
-    /// a scan of the voices): 256 plays and the render of a 128-frame period (2.67 ms at 48 kHz)
-    /// took 85 µs (median) and 214 µs (worst of 510 periods) under SCHED_FIFO; taking a burst of
-    /// 8,000 at once took up to 2.4 ms, nearly the whole period (`sfx-bench --burst`). A larger
-    /// burst starts over the following periods, in order: 96,000 commands a second at 48 kHz.
-    static func commandBudget(periodFrames: Int) -> Int { min(4096, max(32, 2 * periodFrames)) }
-
-    static let eventBatch = 128
-
-    /// The room the notice ring keeps for what can follow one take of commands before the next:
-    /// every voice sounding can end and each command can end or reject a voice and release a
-    /// cue (and each voice being released can release its cue), plus a margin for xrun and
-    /// device notices.
-    static func noticeReserve(slots: Int, commandBudget: Int) -> Int { 2 * (slots + commandBudget) + 64 }
-
-    @inline(__always)
-    private func renderPeriod(frames: Int) {
-        mixer.render(into: scratch, frameCount: frames)
-        mixer.releaseStreams()   // nothing rendered here is rendered again
-        handOverEvents()
-        framesRendered.wrappingAdd(frames, ordering: .relaxed)
-        activeVoices.store(mixer.activeVoiceCount, ordering: .relaxed)
-    }
-
-    @inline(__always)
-    private func handOverEvents() {
-        mixer.drainEvents { event, _ in
-            if !notices.push(.mixer(event)) { lostNotices.wrappingAdd(1, ordering: .relaxed) }
+    private func settle<Device: PlaybackDevice, Placement: CommandPlacement>(
+        _ step: PlacementStep, _ device: Device, _ streak: inout Streak, _ opened: Double,
+        _ placement: inout Placement) -> Ending? {
+        switch step {
+        case .goOn, .waitAgain: nil
+        case .end(let ending): ending
+        case .failed(let code): fail(device, code, &streak, opened, &placement)
         }
     }
 
-    /// Handles a negative errno from the device: an xrun or a suspend is recovered and counted
-    /// (once per streak of errors, so a failing device cannot flood the event ring); anything
-    /// else, or errors that keep coming without a period written (`FailurePolicy`), ends the loop
-    /// as a lost device.
-    func fail<Device: PlaybackDevice>(_ device: Device, _ code: Int32, _ streak: inout Streak, opened: Double) -> Ending? {
+    /// Handles a negative errno from the device, every failure of the loop: the placement first
+    /// lets go of what it could have written again (`commitAll`: rewind mode's events may all
+    /// leave); then an xrun or a suspend is recovered and counted (once per streak of errors, so
+    /// a failing device cannot flood the event ring); anything else, or errors that keep coming
+    /// without a period written (`FailurePolicy`), ends the loop as a lost device.
+    func fail<Device: PlaybackDevice, Placement: CommandPlacement>(
+        _ device: Device, _ code: Int32, _ streak: inout Streak, _ opened: Double, _ placement: inout Placement) -> Ending? {
+        placement.commitAll()
         let now = monotonicSeconds()
         streak.failures += 1
         if streak.failures == 1 {
@@ -515,7 +488,8 @@ final class OutputThread: @unchecked Sendable {
 
     /// Plays on the null device for `seconds`, so voices end and report as if played.
     private func playByClock(for seconds: Double) {
-        _ = realtimeLoop(standIn, until: monotonicSeconds() + seconds)
+        var classic = ClassicPlacement(self)
+        _ = outputLoop(standIn, &classic, until: monotonicSeconds() + seconds)
         standIn.drop()
     }
 
