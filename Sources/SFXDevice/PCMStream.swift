@@ -47,6 +47,17 @@ enum PCMStream {
         }
     }
 
+    /// The first of a request's settings outside its range, in the order given, with the range;
+    /// then an empty list of formats; or nil.
+    static func firstOutOfRange(_ settings: [(name: String, value: Int, range: ClosedRange<Int>)],
+                                formats: [SampleFormat]) -> (setting: String, value: String, allowed: String)? {
+        if let bad = settings.first(where: { !$0.range.contains($0.value) }) {
+            return (bad.name, "\(bad.value)", "\(bad.range.lowerBound)…\(bad.range.upperBound)")
+        }
+        if formats.isEmpty { return ("formats", "[]", "one or more of FLOAT_LE, S32_LE, S16_LE") }
+        return nil
+    }
+
     /// What was negotiated.
     struct Negotiated {
         var device: String

@@ -66,16 +66,9 @@ public struct PlaybackRequest: Sendable {
     /// The first setting out of its range, as (name, value, allowed range), or nil when every
     /// number is valid.
     public var invalidSetting: (setting: String, value: String, allowed: String)? {
-        func outside(_ name: String, _ value: Int, _ range: ClosedRange<Int>) -> (String, String, String)? {
-            range.contains(value) ? nil : (name, "\(value)", "\(range.lowerBound)…\(range.upperBound)")
-        }
-        if let bad = outside("sampleRate", sampleRate, Self.sampleRates) { return bad }
-        if let bad = outside("channels", channels, Self.channelCounts) { return bad }
-        if let bad = outside("periodFrames", periodFrames, Self.periodSizes) { return bad }
-        if let bad = outside("periodCount", periodCount, Self.periodCounts) { return bad }
-        if let bad = outside("wakePeriods", wakePeriods, 1...periodCount) { return bad }
-        if formats.isEmpty { return ("formats", "[]", "one or more of FLOAT_LE, S32_LE, S16_LE") }
-        return nil
+        PCMStream.firstOutOfRange([("sampleRate", sampleRate, Self.sampleRates), ("channels", channels, Self.channelCounts),
+                                   ("periodFrames", periodFrames, Self.periodSizes), ("periodCount", periodCount, Self.periodCounts),
+                                   ("wakePeriods", wakePeriods, 1...max(1, periodCount))], formats: formats)
     }
 }
 
