@@ -374,6 +374,10 @@ public final class Mixer: @unchecked Sendable {
                 }
                 voices[slot].source = source.clamped
             }
+        case .changeSource(let voice, let change):
+            if let slot = slot(of: voice), voices[slot].positional {
+                voices[slot].source = change.applied(to: voices[slot].source)
+            }
         case .setPosition(let voice, let position, let velocity):
             if let slot = slot(of: voice), voices[slot].positional {
                 var source = voices[slot].source

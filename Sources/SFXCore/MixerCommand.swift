@@ -168,6 +168,39 @@ public enum MixerCommand: Sendable, BitwiseCopyable {
     case setSource(VoiceID, Source)
     /// Moves a positional voice (a voice that is not positional ignores it).
     case setPosition(VoiceID, Vector3, velocity: Vector3)
+    /// Changes one property of a positional voice's source (a voice that is not positional ignores it).
+    case changeSource(VoiceID, SourceChange)
+}
+
+/// One property of a positional voice's `Source`, for `MixerCommand.changeSource`.
+public enum SourceChange: Sendable, BitwiseCopyable {
+    case position(Vector3)
+    case velocity(Vector3)
+    /// The cone and the direction the source faces (zero: no direction, the cone has no effect).
+    case cone(Cone, direction: Vector3)
+    case relative(Bool)
+    case distance(DistanceModel, referenceDistance: Float, maximumDistance: Float, rolloffFactor: Float)
+    case airAbsorption(Float)
+
+    /// `source` with this change made.
+    public func applied(to source: Source) -> Source {
+        var s = source
+        switch self {
+        case .position(let p): s.position = p
+        case .velocity(let v): s.velocity = v
+        case .cone(let cone, let direction):
+            s.cone = cone
+            s.direction = direction
+        case .relative(let relative): s.relative = relative
+        case .distance(let model, let reference, let maximum, let rolloff):
+            s.distanceModel = model
+            s.referenceDistance = reference
+            s.maximumDistance = maximum
+            s.rolloffFactor = rolloff
+        case .airAbsorption(let factor): s.airAbsorptionFactor = factor
+        }
+        return s.clamped
+    }
 }
 
 /// What the mixer reports back, drained after each render with `Mixer.drainEvents(_:)`.
