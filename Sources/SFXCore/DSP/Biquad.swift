@@ -330,9 +330,10 @@ public struct Biquad: Sendable, BitwiseCopyable {
             let block = samples + done * channels
             if glideLength == 0 && fadeLength == 0 {
                 if channels == 1 {
-                    Self.mono(block, frames: frames - done, coefficients, &left)
+                    Self.mono(block, frames: frames - done, from: coefficients, to: coefficients, into: 0, of: 0, &left)
                 } else {
-                    Self.stereo(block, frames: frames - done, stride: channels, coefficients, &left, &right)
+                    Self.stereo(block, frames: frames - done, stride: channels, from: coefficients, to: coefficients,
+                                into: 0, of: 0, &left, &right)
                 }
                 break
             }
@@ -350,7 +351,18 @@ public struct Biquad: Sendable, BitwiseCopyable {
             if fadeLength > 0 {
                 n = min(n, fadeLength - fadeElapsed)
             }
-            changing(block, frames: n, channels: channels)
+            if fadeLength > 0 {
+                crossfading(block, frames: n, channels: channels)
+            } else {
+                let (start, length) = stretch
+                if channels == 1 {
+                    Self.mono(block, frames: n, from: stretchFrom, to: coefficients, into: glideElapsed - start,
+                              of: length, &left)
+                } else {
+                    Self.stereo(block, frames: n, stride: channels, from: stretchFrom, to: coefficients,
+                                into: glideElapsed - start, of: length, &left, &right)
+                }
+            }
             if fadeLength > 0 {
                 fadeElapsed += n
                 if fadeElapsed >= fadeLength { fadeLength = 0; fadeElapsed = 0 }
@@ -412,14 +424,26 @@ public struct Biquad: Sendable, BitwiseCopyable {
         coefficientComputations &+= 1
     }
 
+    // The kernels. The feedback term a1·y[n−1] comes last, so that the chain from one output to
+    // the next is one multiply and one subtraction. With `of` > 0 (a glide) the coefficients of
+    // frame j = into + i + 1 of the stretch are from + (to − from)·j/of, as `between` computes
+    // them; with `of` = 0 they are `to` throughout (settled). Called with a constant `of` = 0
+    // for the settled path, which the compiler specialises into a loop without the glide.
+
     @inline(__always)
-    private static func mono(_ p: UnsafeMutablePointer<Float>, frames: Int, _ c: BiquadCoefficients,
-                             _ h: inout History) {
-        let (b0, b1, b2, a1, a2) = (c.b0, c.b1, c.b2, c.a1, c.a2)
+    private static func mono(_ p: UnsafeMutablePointer<Float>, frames: Int, from: BiquadCoefficients,
+                             to c: BiquadCoefficients, into: Int, of length: Int, _ h: inout History) {
+        var (b0, b1, b2, a1, a2) = (c.b0, c.b1, c.b2, c.a1, c.a2)
+        let (d0, d1, d2, e1, e2) = (c.b0 - from.b0, c.b1 - from.b1, c.b2 - from.b2, c.a1 - from.a1, c.a2 - from.a2)
         var (x1, x2, y1, y2) = (h.x1, h.x2, h.y1, h.y2)
         for i in 0..<frames {
+            if length > 0 {
+                let t = Double(into + i + 1) / Double(length)
+                b0 = from.b0 + d0 * t; b1 = from.b1 + d1 * t; b2 = from.b2 + d2 * t
+                a1 = from.a1 + e1 * t; a2 = from.a2 + e2 * t
+            }
             let x = Double(p[i])
-            let y = b0 * x + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2
+            let y = (b0 * x + b1 * x1 + b2 * x2 - a2 * y2) - a1 * y1
             x2 = x1; x1 = x
             y2 = y1; y1 = y
             p[i] = Float(y)
@@ -428,16 +452,23 @@ public struct Biquad: Sendable, BitwiseCopyable {
     }
 
     @inline(__always)
-    private static func stereo(_ p: UnsafeMutablePointer<Float>, frames: Int, stride: Int,
-                               _ c: BiquadCoefficients, _ l: inout History, _ r: inout History) {
-        let (b0, b1, b2, a1, a2) = (c.b0, c.b1, c.b2, c.a1, c.a2)
+    private static func stereo(_ p: UnsafeMutablePointer<Float>, frames: Int, stride: Int, from: BiquadCoefficients,
+                               to c: BiquadCoefficients, into: Int, of length: Int,
+                               _ l: inout History, _ r: inout History) {
+        var (b0, b1, b2, a1, a2) = (c.b0, c.b1, c.b2, c.a1, c.a2)
+        let (d0, d1, d2, e1, e2) = (c.b0 - from.b0, c.b1 - from.b1, c.b2 - from.b2, c.a1 - from.a1, c.a2 - from.a2)
         var (lx1, lx2, ly1, ly2) = (l.x1, l.x2, l.y1, l.y2)
         var (rx1, rx2, ry1, ry2) = (r.x1, r.x2, r.y1, r.y2)
         var q = p
-        for _ in 0..<frames {
+        for i in 0..<frames {
+            if length > 0 {
+                let t = Double(into + i + 1) / Double(length)
+                b0 = from.b0 + d0 * t; b1 = from.b1 + d1 * t; b2 = from.b2 + d2 * t
+                a1 = from.a1 + e1 * t; a2 = from.a2 + e2 * t
+            }
             let xl = Double(q[0]), xr = Double(q[1])
-            let yl = b0 * xl + b1 * lx1 + b2 * lx2 - a1 * ly1 - a2 * ly2
-            let yr = b0 * xr + b1 * rx1 + b2 * rx2 - a1 * ry1 - a2 * ry2
+            let yl = (b0 * xl + b1 * lx1 + b2 * lx2 - a2 * ly2) - a1 * ly1
+            let yr = (b0 * xr + b1 * rx1 + b2 * rx2 - a2 * ry2) - a1 * ry1
             lx2 = lx1; lx1 = xl; ly2 = ly1; ly1 = yl
             rx2 = rx1; rx1 = xr; ry2 = ry1; ry1 = yr
             q[0] = Float(yl)
@@ -448,11 +479,10 @@ public struct Biquad: Sendable, BitwiseCopyable {
         r = History(x1: rx1, x2: rx2, y1: ry1, y2: ry2)
     }
 
-    /// The slow path, for frames of a glide or a crossfade (never past the end of either, nor of
-    /// the current stretch): the coefficients of frame j of a stretch of length n are
-    /// from + (to − from)·j/n (j = 1 … n), and with a crossfade under way the output is
-    /// (1 − w)·old + w·new, w = k/L at frame k of it.
-    private mutating func changing(_ p: UnsafeMutablePointer<Float>, frames: Int, channels: Int) {
+    /// The slow path, for frames of a crossfade after a change of kind (never past its end, nor
+    /// past the end of the current stretch of a glide): the output is (1 − w)·old + w·new, w = k/L
+    /// at frame k of it, and the new filter's coefficients glide as in the kernels.
+    private mutating func crossfading(_ p: UnsafeMutablePointer<Float>, frames: Int, channels: Int) {
         let gliding = glideLength > 0
         let (start, length) = gliding ? stretch : (0, 1)
         let into = glideElapsed - start
@@ -466,11 +496,11 @@ public struct Biquad: Sendable, BitwiseCopyable {
             for ch in 0..<used {
                 let x = Double(p[i * channels + ch])
                 var h = ch == 0 ? left : right
-                let y = c.b0 * x + c.b1 * h.x1 + c.b2 * h.x2 - c.a1 * h.y1 - c.a2 * h.y2
+                let y = (c.b0 * x + c.b1 * h.x1 + c.b2 * h.x2 - c.a2 * h.y2) - c.a1 * h.y1
                 var out = y
                 if fading {
                     var f = ch == 0 ? fadeLeft : fadeRight
-                    let z = old.b0 * x + old.b1 * h.x1 + old.b2 * h.x2 - old.a1 * f.y1 - old.a2 * f.y2
+                    let z = (old.b0 * x + old.b1 * h.x1 + old.b2 * h.x2 - old.a2 * f.y2) - old.a1 * f.y1
                     f.y2 = f.y1; f.y1 = z
                     if ch == 0 { fadeLeft = f } else { fadeRight = f }
                     out = (1 - w) * z + w * y
