@@ -518,6 +518,38 @@ final class BiquadTests: XCTestCase {
         _ = untouched
     }
 
+    // MARK: Real time
+
+    func testProcessSetAndResetAllocateNothing() {
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 256)
+        defer { buffer.deallocate() }
+        buffer.initialize(repeating: 0.25, count: 2 * 256)
+        var filter = Biquad(.lowPass(cutoff: 500), sampleRate: 48_000, smoothingFrames: 240)
+        var round = 0
+        // Settled, gliding (cutoff, Q, gain) and crossfading (a change of kind), mono and stereo.
+        func period() {
+            round += 1
+            switch round % 4 {
+            case 0: filter.set(.lowPass(cutoff: Float(200 + round % 7 * 1_000), q: 2, gain: 0.5))
+            case 1: filter.set(.highShelf(cutoff: 5_000, gain: AirAbsorption.highFrequencyGain(distance: Float(round % 300), factor: 1)))
+            case 2: filter.reset()
+            default: break
+            }
+            filter.process(buffer, frames: 256, channels: 1 + round % 2)
+        }
+        for _ in 0..<100 { period() }
+        let audit = AllocationAudit()
+        XCTAssertGreaterThan(audit.measure { blackHole([round, round]) }.swiftObjects, 0)
+        var attempts: [AllocationAudit.Measurement] = []
+        for _ in 0..<3 {
+            let m = audit.measure { for _ in 0..<2_000 { period() } }
+            attempts.append(m)
+            if m.bytes == 0 { break }
+        }
+        XCTAssertTrue(attempts.allSatisfy { $0.swiftObjects == 0 }, "\(attempts)")
+        XCTAssertTrue(attempts.contains { ($0.bytes ?? 0) == 0 }, "\(attempts)")
+    }
+
     // MARK: Air absorption
 
     func testAirAbsorption() {
