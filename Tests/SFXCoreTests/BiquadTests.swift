@@ -505,17 +505,21 @@ final class BiquadTests: XCTestCase {
         var filter = Biquad(.lowPass(cutoff: 500), sampleRate: 48_000, smoothingFrames: 0)
         var noise = Self.testSignal(frames: 512, channels: 1, sampleRate: 48_000, seed: 3)
         Self.run(&filter, &noise, channels: 1)
+        // 0 frames: nothing written, nothing changed (the next frames come out as without it).
         var one: [Float] = [0.5]
-        let untouched = filter
+        var twin = filter
         one.withUnsafeMutableBufferPointer { filter.process($0.baseAddress!, frames: 0, channels: 1) }
         XCTAssertEqual(one, [0.5])
+        var c: [Float] = [0.5, -0.5], d = c
+        Self.run(&filter, &c, channels: 1)
+        Self.run(&twin, &d, channels: 1)
+        XCTAssertEqual(c, d)
         filter.reset()
         var fresh = Biquad(.lowPass(cutoff: 500), sampleRate: 48_000, smoothingFrames: 0)
         var a: [Float] = [0.5, 0.25, -1], b = a
         Self.run(&filter, &a, channels: 1)
         Self.run(&fresh, &b, channels: 1)
         XCTAssertEqual(a, b)
-        _ = untouched
     }
 
     // MARK: Real time
