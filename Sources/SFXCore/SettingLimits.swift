@@ -59,4 +59,11 @@ public enum SettingLimits {
     /// OpenAL's `AL_SPEED_OF_SOUND` and the length of a unit, in world units: more than 0.
     public static let speedOfSound: ClosedRange<Float> = 0.001...Float.greatestFiniteMagnitude
     public static let metersPerUnit: ClosedRange<Float> = 0.000_001...1_000_000
+
+    /// A filter's cutoff in Hz (above 0.45 × the sample rate the mixer takes 0.45 × the rate),
+    /// its resonance Q, a high shelf's slope, and its gain (`FilterSettings`).
+    public static let filterCutoff: ClosedRange<Float> = 10...96_000
+    public static let filterQ: ClosedRange<Float> = 0.1...30
+    public static let shelfSlope: ClosedRange<Float> = 0.1...1
+    public static let filterGain: ClosedRange<Float> = 0...1
 }

@@ -56,6 +56,22 @@ extension SoundEngine {
              maxInstances: maxInstances, fadeIn: fadeIn, rate: rate, completion: completion)
     }
 
+    /// Puts a filter on everything a group plays (a low-pass for "underwater"), glides it to new
+    /// settings, or (nil) takes it off; changes glide over 5 ms, so they never click.
+    public func setFilter(_ settings: FilterSettings?, for group: SoundGroup) throws(SettingError) {
+        if let settings { try Self.checkFilter(settings) }
+        send(.setGroupFilter(group, settings))
+    }
+
+    /// Throws unless the filter's cutoff is within 10 Hz … 0.45 × the sample rate, its Q within
+    /// 0.1 … 30 (a shelf's slope 0.1 … 1) and its gain 0 … 1.
+    static func checkFilter(_ settings: FilterSettings) throws(SettingError) {
+        try SettingError.check("filter.cutoff", settings.cutoff, in: SettingLimits.filterCutoff)
+        try SettingError.check(settings.kind == .highShelf ? "filter.slope" : "filter.q", settings.q,
+                               in: settings.kind == .highShelf ? SettingLimits.shelfSlope : SettingLimits.filterQ)
+        try SettingError.check("filter.gain", settings.gain, in: SettingLimits.filterGain)
+    }
+
     /// Throws unless every property of `source` is in range.
     static func checkSource(_ source: Source) throws(SettingError) {
         for (name, v) in [("position", source.position), ("velocity", source.velocity), ("direction", source.direction)] {
@@ -108,6 +124,14 @@ extension Voice {
     /// following it: for the player's own sounds and the UI.
     public func setRelative(_ relative: Bool) {
         handle.engine.value?.send(.changeSource(id, .relative(relative)))
+    }
+
+    /// Puts a filter on the voice (a low-pass for a sound behind a wall), glides it to new
+    /// settings, or (nil) takes it off; changes glide over 5 ms, so they never click. See
+    /// `SoundEngine.checkFilter` for the ranges.
+    public func setFilter(_ settings: FilterSettings?) throws(SettingError) {
+        if let settings { try SoundEngine.checkFilter(settings) }
+        handle.engine.value?.send(.setFilter(id, settings))
     }
 
     /// Replaces all of the voice's source properties; a voice that was not positional becomes

@@ -277,6 +277,11 @@ public struct Biquad: Sendable, BitwiseCopyable {
     /// True while parameters glide or a change of kind crossfades.
     public var isGliding: Bool { glideLength > 0 || fadeLength > 0 }
 
+    /// Frames until the glide and the crossfade are both over (0 when settled).
+    public var framesUntilSettled: Int {
+        max(glideLength > 0 ? glideLength - glideElapsed : 0, fadeLength > 0 ? fadeLength - fadeElapsed : 0)
+    }
+
     /// Glides to `settings` (brought into range) over `smoothingFrames`, from where the filter
     /// is now; settings equal to the target change nothing. A new kind crossfades instead.
     public mutating func set(_ settings: FilterSettings) {
