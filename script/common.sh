@@ -18,11 +18,17 @@ cd "$SFX_ROOT"
 # /etc/alsa/conf.d/99-pipewire-default.conf, which points ALSA's `default` at PipeWire, as on a
 # desktop; it is left alone: the virtual card's configuration does not load conf.d, and the
 # server tests use configurations of their own.
+# HRTF: libmysofa-dev (mysofa.h, which Sources/CSFXMySofa is compiled against; libmysofa itself
+# is loaded on first use, like libpulse, so libmysofa1 is not in SFX_RUN_PACKAGES; it also
+# brings /usr/share/libmysofa/default.sofa, which the tests render); python3-h5py, python3-numpy
+# and python3-scipy for the tests' reference (Tests/Support/hrtf/reference.py reads the SOFA
+# file's raw measurements without libmysofa and resamples them).
 SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libsoxr-dev libebur128-dev libgpiod-dev
               libavformat-dev libavcodec-dev libavutil-dev libswresample-dev
               alsa-utils sound-theme-freedesktop sox gcc g++ binutils man-db zsh
               libpulse-dev pipewire pipewire-bin wireplumber pipewire-pulse dbus pulseaudio-utils
-              pipewire-alsa libasound2-plugins systemd util-linux python3 libcurl4-openssl-dev)
+              pipewire-alsa libasound2-plugins systemd util-linux python3 libcurl4-openssl-dev
+              libmysofa-dev python3-h5py python3-numpy python3-scipy)
 
 # What a program that depends on sfx needs to build (`script/packages --build` prints it; the
 # README quotes it): pkg-config and the -dev packages above. What its binary needs where it
