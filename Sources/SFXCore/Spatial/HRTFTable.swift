@@ -72,7 +72,8 @@ public final class HRTFTable: @unchecked Sendable {
     /// libmysofa's interpolated filter at each grid direction). `measure` is called once per grid
     /// point with the point's unit direction (head coordinates) and two buffers of `irLength`
     /// floats (zeroed) to fill with the left and right ear's taps from their onsets on; it returns
-    /// the onsets in frames (fractional allowed, negative taken as 0). `irLength` ≥ 1,
+    /// the onsets in frames (fractional allowed, negative taken as 0). Taps that are not normal
+    /// floats (subnormal, infinite, NaN) are stored as 0. `irLength` ≥ 1,
     /// `azimuthStep` in 0.5…360 degrees, `elevations` within −90…90, `elevationStep` > 0.
     public init(name: String, sampleRate: Int, irLength: Int, azimuthStep: Float, elevations: ClosedRange<Float>, elevationStep: Float,
                 measure: (_ direction: SIMD3<Float>, _ left: UnsafeMutableBufferPointer<Float>, _ right: UnsafeMutableBufferPointer<Float>) -> (leftDelay: Float, rightDelay: Float)) {
@@ -104,6 +105,11 @@ public final class HRTFTable: @unchecked Sendable {
                 let left = UnsafeMutableBufferPointer(start: taps + point * 2 * irLength, count: irLength)
                 let right = UnsafeMutableBufferPointer(start: taps + (point * 2 + 1) * irLength, count: irLength)
                 var (leftDelay, rightDelay) = measure(direction, left, right)
+                // Subnormal taps would make every sample they touch slow on the real-time thread.
+                for k in 0..<irLength {
+                    if !left[k].isNormal { left[k] = 0 }
+                    if !right[k].isNormal { right[k] = 0 }
+                }
                 leftDelay = leftDelay.isFinite ? max(0, leftDelay) : 0
                 rightDelay = rightDelay.isFinite ? max(0, rightDelay) : 0
                 delays[point * 2] = leftDelay
