@@ -244,6 +244,43 @@ final class HRTFRendererTests: XCTestCase {
         XCTAssertTrue(first.contains { $0 != 0 })
     }
 
+    /// The real-time contract: rendering, moving or still, allocates nothing (AllocationAudit:
+    /// Swift objects on this thread and malloc's bytes in use; MixerRealTimeTests shows it sees one).
+    func testRenderingAllocatesNothing() {
+        let table = Self.noiseTable()
+        let memory = UnsafeMutablePointer<Float>.allocate(capacity: HRTFVoice.memoryFloats(table: table, maximumFrames: 256, rewindHeadroomFrames: 512))
+        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: HRTFVoice.scratchFloats(table: table, maximumFrames: 256))
+        let input = UnsafeMutablePointer<Float>.allocate(capacity: 600)
+        let output = UnsafeMutablePointer<Float>.allocate(capacity: 1200)
+        defer { memory.deallocate(); scratch.deallocate(); input.deallocate(); output.deallocate() }
+        for i in 0..<600 { input[i] = sin(Float(i) * 0.1) }
+        output.initialize(repeating: 0, count: 1200)
+        var voice = HRTFVoice()
+        voice.reset(memory: memory, table: table, maximumFrames: 256, rewindHeadroomFrames: 512)
+        var b = 0
+        func blocks(_ n: Int) {
+            for _ in 0..<n {
+                let a = Float(b % 40) * 0.2
+                // SIMD3(x, y, z), not an array literal, which makes an array in a debug build.
+                let direction = b % 5 == 0 ? SIMD3<Float>(0, 0, 1) : SIMD3<Float>(sin(a), 0.3, cos(a))
+                voice.render(input, frames: b % 3 == 0 ? 600 : 256, toward: direction,
+                             gain: Float(b % 4) / 4, table: table, memory: memory, scratch: scratch, addingInto: output)
+                if b % 7 == 0 { voice.reset(memory: memory, table: table, maximumFrames: 256, rewindHeadroomFrames: 512) }
+                b += 1
+            }
+        }
+        blocks(50)
+        let audit = AllocationAudit()
+        var attempts: [AllocationAudit.Measurement] = []
+        for _ in 0..<3 {
+            let m = audit.measure { blocks(500) }
+            attempts.append(m)
+            if m.bytes == 0 { break }
+        }
+        XCTAssertTrue(attempts.allSatisfy { $0.swiftObjects == 0 }, "\(attempts)")
+        XCTAssertTrue(attempts.contains { ($0.bytes ?? 0) == 0 }, "\(attempts)")
+    }
+
     func testSizes() {
         let table = Self.noiseTable()
         XCTAssertEqual(table.maximumDelay, 13)
