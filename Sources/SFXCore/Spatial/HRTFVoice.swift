@@ -19,13 +19,17 @@
 /// ear runs one FIR of L + 1 taps at the integer delay D: the same sum, computed once per block.
 /// Input before the first frame after `reset` is silence.
 ///
-/// Within a block of N frames (one `render` call), frame n = 0 ..< N gets
-///     out[n] += gain(n) · ((1 − t(n)) · y_previous[n] + t(n) · y_current[n]),
-///     t(n) = (n + 1) / N,   gain(n) = g₀ + (g₁ − g₀) · (n + 1) / N,
-/// with y_previous the filter of the previous call's direction, y_current this call's, g₀ the
-/// previous call's gain and g₁ this one's: the block ends exactly at the new filter and gain, so
-/// a moving source turns without a click. When the direction is the previous one (==), only one
-/// filter runs. The first call after `reset` starts at its direction and gain: no fade, no glide.
+/// A call whose direction or gain differs from the previous call's starts a fade of N frames
+/// (`fadeFrames`, or the call's own length when nil), counted across calls: the j-th frame of
+/// the fade (j = 1 … N) gets
+///     out += gain(j) · ((1 − t(j)) · y_previous + t(j) · y_current),
+///     t(j) = j / N,   gain(j) = g₀ + (g₁ − g₀) · j / N,
+/// with y_previous the filter of the previous direction, y_current the new one's, g₀ the previous
+/// gain and g₁ the new one; frames after the fade get g₁ · y_current. So a moving source turns
+/// without a click, and with `fadeFrames` given the output does not depend on how the frames were
+/// split into calls. When only the gain changed, one filter runs and the gain glides. A change
+/// during a fade starts a new one from the previous target. The first call after `reset` starts
+/// at its direction and gain: no fade, no glide.
 ///
 /// ## Real time and rewind
 /// `render` never allocates, locks or retains: its memory is the caller's (`memory`: the input
@@ -45,6 +49,11 @@ public struct HRTFVoice: Sendable, BitwiseCopyable {
     private var maximumFrames: Int = 0
     private var direction: SIMD3<Float> = .zero
     private var gain: Float = 0
+    /// The fade under way: from direction and gain, frames done of its length (0: none).
+    private var fadeDirection: SIMD3<Float> = .zero
+    private var fadeGain: Float = 0
+    private var fadeElapsed = 0
+    private var fadeLength = 0
     /// Whether a call has rendered since `reset` (a direction and gain to fade from).
     private var started = false
 
@@ -84,6 +93,8 @@ public struct HRTFVoice: Sendable, BitwiseCopyable {
         self.maximumFrames = max(1, maximumFrames)
         direction = .zero
         gain = 0
+        fadeLength = 0
+        fadeElapsed = 0
         started = false
     }
 
@@ -95,6 +106,7 @@ public struct HRTFVoice: Sendable, BitwiseCopyable {
     /// `memory` and `maximumFrames` are those of the last `reset`; `scratch` holds
     /// `scratchFloats(table:maximumFrames:)` floats. No allocation, no locks.
     public mutating func render(_ input: UnsafePointer<Float>, frames: Int, toward direction: SIMD3<Float>, gain: Float,
+                                fadeFrames: Int? = nil,
                                 table: HRTFTable, memory: UnsafeMutablePointer<Float>, scratch: UnsafeMutablePointer<Float>,
                                 addingInto output: UnsafeMutablePointer<Float>) {
         guard frames > 0, maximumFrames > 0 else { return }
@@ -102,6 +114,14 @@ public struct HRTFVoice: Sendable, BitwiseCopyable {
             self.direction = direction
             self.gain = gain
             started = true
+        }
+        if direction != self.direction || gain != self.gain {
+            fadeDirection = self.direction
+            fadeGain = self.gain
+            fadeElapsed = 0
+            fadeLength = max(1, fadeFrames ?? frames)
+            self.direction = direction
+            self.gain = gain
         }
         let taps = table.irLength + 1
         let history = Self.historyFrames(table)
@@ -111,10 +131,12 @@ public struct HRTFVoice: Sendable, BitwiseCopyable {
         let window = raw + 2 * table.irLength
         let earA = window + history + maximumFrames, earB = earA + maximumFrames
 
-        let fading = self.direction != direction
+        let inFade = fadeElapsed < fadeLength
+        let fading = inFade && fadeDirection != direction
         let current = Self.prepare(table: table, direction: direction, raw: raw, left: currentLeft, right: currentRight)
-        let previous = fading ? Self.prepare(table: table, direction: self.direction, raw: raw, left: previousLeft, right: previousRight) : current
-        let startGain = self.gain, gainStep = (gain - startGain) / Float(frames), fadeStep = 1 / Float(frames)
+        let previous = fading ? Self.prepare(table: table, direction: fadeDirection, raw: raw, left: previousLeft, right: previousRight) : current
+        let startGain = fadeGain, length = fadeLength, elapsed = fadeElapsed
+        let gainStep = length > 0 ? (gain - startGain) / Float(length) : 0, fadeStep = length > 0 ? 1 / Float(length) : 0
 
         var done = 0
         while done < frames {
@@ -136,22 +158,27 @@ public struct HRTFVoice: Sendable, BitwiseCopyable {
                     let previousTaps = ear == 0 ? previousLeft : previousRight
                     Self.fir(now - (ear == 0 ? previous.left : previous.right), taps: previousTaps, count: taps, frames: count, into: earB)
                     for n in 0..<count {
-                        let position = Float(done + n + 1)
-                        let t = position * fadeStep
-                        let g = startGain + gainStep * position
-                        out[2 * n] += g * ((1 - t) * earB[n] + t * earA[n])
+                        let j = elapsed + done + n + 1
+                        if j >= length {
+                            out[2 * n] += gain * earA[n]
+                        } else {
+                            let t = Float(j) * fadeStep
+                            let g = startGain + gainStep * Float(j)
+                            out[2 * n] += g * ((1 - t) * earB[n] + t * earA[n])
+                        }
+                    }
+                } else if inFade {
+                    for n in 0..<count {
+                        let j = elapsed + done + n + 1
+                        out[2 * n] += (j >= length ? gain : startGain + gainStep * Float(j)) * earA[n]
                     }
                 } else {
-                    for n in 0..<count {
-                        let g = startGain + gainStep * Float(done + n + 1)
-                        out[2 * n] += g * earA[n]
-                    }
+                    for n in 0..<count { out[2 * n] += gain * earA[n] }
                 }
             }
             done += count
         }
-        self.direction = direction
-        self.gain = gain
+        fadeElapsed = min(fadeElapsed + frames, fadeLength)
     }
 
     /// The table's filter toward `direction`, with each ear's fractional delay folded into its
