@@ -26,8 +26,8 @@ struct EchoKernel {
         quietWindow = delay + 1
     }
 
-    /// Processes `frames` frames: `input` nil is silence. Adds into `output`.
-    @inline(__always)
+    /// Processes `frames` frames: `input` nil is silence. Adds into `output`. Written with
+    /// scalars, pointers and a `while` loop, which stay fast in debug builds too.
     func run(input: UnsafePointer<Float>?, inputChannels: Int, frames: Int,
              output: UnsafeMutablePointer<Float>, outputChannels: Int) {
         let ints = memory.ints, floats = memory.floats
@@ -36,26 +36,37 @@ struct EchoKernel {
         let d = delay, m = mask, fb = feedback, k = damping, pass = 1 - damping
         var inputPeak: Float = 0
         var signalPeak: Float = 0
-        for n in 0..<frames {
+        var n = 0
+        while n < frames {
             var inL: Float = 0, inR: Float = 0
             if let input {
-                if inputChannels >= 2 { inL = input[2 * n]; inR = input[2 * n + 1] } else { inL = input[n] }
+                if inputChannels >= 2 { inL = input[2 &* n]; inR = input[2 &* n &+ 1] } else { inL = input[n] }
+                if !inL.isFinite { inL = 0 }   // a NaN or ∞ would sound for ever
+                if !inR.isFinite { inR = 0 }
             }
-            inputPeak = max(inputPeak, max(abs(inL), abs(inR)))
+            let il = inL < 0 ? -inL : inL, ir = inR < 0 ? -inR : inR
+            if il > inputPeak { inputPeak = il }
+            if ir > inputPeak { inputPeak = ir }
             let outL = left[(t &- d) & m], outR = right[(t &- d) & m]
             if outputChannels >= 2 {
-                output[2 * n] += wet * outL
-                output[2 * n + 1] += wet * outR
+                output[2 &* n] += wet * outL
+                output[2 &* n &+ 1] += wet * outR
             } else {
                 output[n] += wet * (outL + outR)
             }
             lowL = pass * outL + k * lowL
             lowR = pass * outR + k * lowR
-            signalPeak = max(signalPeak, max(max(abs(outL), abs(outR)), max(abs(lowL), abs(lowR))))
+            let ol = outL < 0 ? -outL : outL, or = outR < 0 ? -outR : outR
+            let ll = lowL < 0 ? -lowL : lowL, lr = lowR < 0 ? -lowR : lowR
+            if ol > signalPeak { signalPeak = ol }
+            if or > signalPeak { signalPeak = or }
+            if ll > signalPeak { signalPeak = ll }
+            if lr > signalPeak { signalPeak = lr }
             // Ping-pong: what left the left line enters the right one, and back.
             left[t & m] = inL + fb * lowR
             right[t & m] = inR + fb * lowL
             t &+= 1
+            n &+= 1
         }
         ints[EffectMemory.frameCounter] = Int64(t)
         floats[0] = lowL; floats[1] = lowR

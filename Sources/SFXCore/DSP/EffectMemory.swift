@@ -15,6 +15,10 @@ struct EffectMemory {
     /// All rings, one allocation, zeroed (and so touched) in `init`.
     let rings: UnsafeMutablePointer<Float>
     let ringFloats: Int
+    /// Constants and scratch after the rings (in the same allocation; `reset` leaves them), and
+    /// integer constants: what the kernel reads per frame, behind pointers.
+    let constants: UnsafeMutablePointer<Float>
+    let integers: UnsafeMutablePointer<Int>
     /// The small state.
     let state: UnsafeMutableRawPointer
     let stateByteCount: Int
@@ -26,10 +30,13 @@ struct EffectMemory {
     static let sounding = 2
     static let headerInts = 3
 
-    init(ringFloats: Int, floatCount: Int) {
+    init(ringFloats: Int, floatCount: Int, constantFloats: Int = 0, constantInts: Int = 0) {
         self.ringFloats = ringFloats
-        rings = .allocate(capacity: max(1, ringFloats))
-        rings.initialize(repeating: 0, count: max(1, ringFloats))
+        rings = .allocate(capacity: max(1, ringFloats + constantFloats))
+        rings.initialize(repeating: 0, count: max(1, ringFloats + constantFloats))
+        constants = rings + ringFloats
+        integers = .allocate(capacity: max(1, constantInts))
+        integers.initialize(repeating: 0, count: max(1, constantInts))
         intCount = Self.headerInts + 1   // padded to 32 bytes
         stateByteCount = intCount * MemoryLayout<Int64>.stride + floatCount * MemoryLayout<Float>.stride
         state = .allocate(byteCount: stateByteCount, alignment: 16)
@@ -38,6 +45,7 @@ struct EffectMemory {
 
     func deallocate() {
         rings.deallocate()
+        integers.deallocate()
         state.deallocate()
     }
 
@@ -48,7 +56,7 @@ struct EffectMemory {
 
     /// Silence: rings and state to zero (memset only).
     func reset() {
-        rings.update(repeating: 0, count: max(1, ringFloats))
+        if ringFloats > 0 { rings.update(repeating: 0, count: ringFloats) }
         state.initializeMemory(as: UInt8.self, repeating: 0, count: stateByteCount)
     }
 

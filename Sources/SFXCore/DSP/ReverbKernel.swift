@@ -20,12 +20,15 @@ struct ReverbKernel {
     let allpassDelay: (Int, Int, Int, Int, Int)
     let allpassCoefficient: Float
     let lineRing: UnsafeMutablePointer<Float>, lineSize: Int, lineMask: Int
-    let lineDelay: SIMD8<Int>
-    // Per-line absorption filters y = b0·x + b1·x[−1] + a1·y[−1], times 1/√8 (the Hadamard's scale).
-    let b0: SIMD8<Float>, b1: SIMD8<Float>, a1: SIMD8<Float>
-    // Input into the lines (even lines from the left allpass, odd from the right) and output taps.
-    let injection: SIMD8<Float>
-    let tapLeft: SIMD8<Float>, tapRight: SIMD8<Float>
+    /// The eight line delays (memory.integers).
+    let lineDelay: UnsafeMutablePointer<Int>
+    /// Per line i, memory.constants[i + 8k] for k = 0…4: the absorption filter
+    /// y = b0·x + b1·x[−1] + a1·y[−1] (b0 and b1 times 1/√8, the Hadamard's scale), then the left
+    /// and right output taps; then 8 floats of scratch (the filtered outputs of one frame).
+    let table: UnsafeMutablePointer<Float>
+    static let b0 = 0, b1 = 8, a1 = 16, tapLeft = 24, tapRight = 32, scratch = 40, tableFloats = 48
+    /// Input into each line (even lines from the left allpass, odd from the right): 1/√8.
+    let injection: Float
     let early: Float
     let monitorThreshold: Float
     let quietWindow: Int
@@ -54,7 +57,8 @@ struct ReverbKernel {
         let preSize = EffectMemory.ringSize(preDelay + headroom + 1)
         allpassSize = EffectMemory.ringSize(allpasses.max()! + headroom + 1)
         lineSize = EffectMemory.ringSize(lines.max()! + headroom + 1)
-        memory = EffectMemory(ringFloats: preSize + 5 * allpassSize + Self.lineCount * lineSize, floatCount: 16)
+        memory = EffectMemory(ringFloats: preSize + 5 * allpassSize + Self.lineCount * lineSize, floatCount: 16,
+                              constantFloats: Self.tableFloats, constantInts: 8)
         preDelayRing = memory.rings
         preDelayMask = preSize - 1
         allpassRing = memory.rings + preSize
@@ -63,9 +67,9 @@ struct ReverbKernel {
         lineMask = lineSize - 1
         allpassDelay = (allpasses[0], allpasses[1], allpasses[2], allpasses[3], allpasses[4])
         allpassCoefficient = Float(0.62 * diffusion)
-        var delays = SIMD8<Int>()
-        for i in 0..<8 { delays[i] = lines[i] }
-        lineDelay = delays
+        lineDelay = memory.integers
+        for i in 0..<8 { lineDelay[i] = lines[i] }
+        table = memory.constants
 
         // Absorption: line i of m frames loses 60 dB in `decay` at DC (the mids) and in
         // decay × ratio at 5 kHz: g = 10^(−3m / (T·fs)).
@@ -74,7 +78,6 @@ struct ReverbKernel {
         // exactly ρ at 5 kHz: |H|² = (G²Ω² + Ωc²)/(Ω² + Ωc²). Above 1 (HF ringing longer)
         // ρ is capped so the loop gain at Nyquist, g·ρ², stays ≤ 0.995.
         let omega5 = tan(Double.pi * min(5000, 0.45 * fs) / fs)
-        var b0 = SIMD8<Float>(), b1 = SIMD8<Float>(), a1 = SIMD8<Float>()
         var coefficients: [(Double, Double, Double)] = []
         for i in 0..<8 {
             let m = Double(lines[i])
@@ -85,9 +88,10 @@ struct ReverbKernel {
             let c = (g * (shelf + corner) / (1 + corner), g * (corner - shelf) / (1 + corner), (1 - corner) / (1 + corner))
             coefficients.append(c)
             let scale = 1 / 8.0.squareRoot()
-            b0[i] = Float(c.0 * scale); b1[i] = Float(c.1 * scale); a1[i] = Float(c.2)
+            table[Self.b0 + i] = Float(c.0 * scale)
+            table[Self.b1 + i] = Float(c.1 * scale)
+            table[Self.a1 + i] = Float(c.2)
         }
-        self.b0 = b0; self.b1 = b1; self.a1 = a1
 
         // Energy per output channel of a unit impulse, before normalisation: the early tap's
         // e² (the allpasses keep energy), plus the late part ≈ mean over frequency of ḡ²/(1 − ḡ²),
@@ -111,13 +115,15 @@ struct ReverbKernel {
         let norm = gain / (e * e + late).squareRoot()
         // Taps on the filtered line outputs (scaled by 1/√8 in the filters, hence the √8):
         // two orthogonal ±1 patterns that are not rows of the Hadamard matrix.
-        let left: SIMD8<Float> = [1, 1, -1, 1, -1, -1, 1, -1]
-        let right: SIMD8<Float> = [1, -1, 1, 1, -1, 1, -1, -1]
+        let left: [Float] = [1, 1, -1, 1, -1, -1, 1, -1]
+        let right: [Float] = [1, -1, 1, 1, -1, 1, -1, -1]
         let tapScale = Float(norm * 8.0.squareRoot())
-        tapLeft = left * tapScale
-        tapRight = right * tapScale
+        for i in 0..<8 {
+            table[Self.tapLeft + i] = left[i] * tapScale
+            table[Self.tapRight + i] = right[i] * tapScale
+        }
         early = Float(e * norm)
-        injection = SIMD8<Float>(repeating: Float(1 / 8.0.squareRoot()))
+        injection = Float(1 / 8.0.squareRoot())
         // Idle: line reads and the diffused input below a level that keeps every output sample
         // under −96 dB (|y| ≤ Σ|tap|·|filter|₁·max|read| + early·|input|), for as long as a signal
         // takes to pass the pre-delay, the allpasses and the longest line.
@@ -142,31 +148,37 @@ struct ReverbKernel {
         return true
     }
 
-    /// Processes `frames` frames: `input` nil is silence. Adds into `output`.
-    @inline(__always)
+    /// Processes `frames` frames: `input` nil is silence. Adds into `output`. Written with
+    /// scalars, pointers and `while` loops, which stay fast in debug builds too (the tests run
+    /// minutes of audio through it).
     func run(input: UnsafePointer<Float>?, inputChannels: Int, frames: Int,
              output: UnsafeMutablePointer<Float>, outputChannels: Int) {
-        let ints = memory.ints, floats = memory.floats
+        let ints = memory.ints
+        let memo = memory.floats          // x[−1] of line i at i, y[−1] at 8 + i
+        let k = table, f = table + Self.scratch, delay = lineDelay
         var t = Int(ints[EffectMemory.frameCounter])
-        var x1 = SIMD8<Float>(), y1 = SIMD8<Float>()
-        for i in 0..<8 { x1[i] = floats[i]; y1[i] = floats[8 + i] }
         let g = allpassCoefficient
         let ap = allpassRing, apSize = allpassSize, apMask = allpassMask
         let (d0, d1, d2, dl, dr) = allpassDelay
         let lines = lineRing, size = lineSize, mask = lineMask
+        let pre = preDelayRing, preMask = preDelayMask, preFrames = preDelay
+        let inject = injection, earlyGain = early
         let monoGain: Float = 0.70710678
         var inputPeak: Float = 0
         var signalPeak: Float = 0
 
-        for n in 0..<frames {
+        var n = 0
+        while n < frames {
             var x: Float = 0
             if let input {
-                x = inputChannels >= 2 ? 0.5 * (input[2 * n] + input[2 * n + 1]) : input[n]
+                x = inputChannels >= 2 ? 0.5 * (input[2 &* n] + input[2 &* n &+ 1]) : input[n]
+                if !x.isFinite { x = 0 }   // a NaN or ∞ would sound for ever
             }
-            inputPeak = max(inputPeak, abs(x))
+            let xm = x < 0 ? -x : x
+            if xm > inputPeak { inputPeak = xm }
             // Pre-delay (written first, so a delay of 0 passes the frame through).
-            preDelayRing[t & preDelayMask] = x
-            var a = preDelayRing[(t &- preDelay) & preDelayMask]
+            pre[t & preMask] = x
+            var a = pre[(t &- preFrames) & preMask]
             // Schroeder allpasses: w = a + g·w[−d], out = w[−d] − g·w.
             var r = ap
             var old = r[(t &- d0) & apMask]; var w = a + g * old; r[t & apMask] = w; a = old - g * w
@@ -178,41 +190,51 @@ struct ReverbKernel {
             old = r[(t &- dl) & apMask]; w = a + g * old; r[t & apMask] = w; let earlyL = old - g * w
             r += apSize
             old = r[(t &- dr) & apMask]; w = a + g * old; r[t & apMask] = w; let earlyR = old - g * w
+            let el = earlyL < 0 ? -earlyL : earlyL, er = earlyR < 0 ? -earlyR : earlyR
+            if el > signalPeak { signalPeak = el }
+            if er > signalPeak { signalPeak = er }
 
-            // The lines: read, absorb, mix (Hadamard), write back with the input.
-            var s = SIMD8<Float>()
-            for i in 0..<8 { s[i] = lines[i * size + ((t &- lineDelay[i]) & mask)] }
-            let f = b0 * s + b1 * x1 + a1 * y1
-            x1 = s; y1 = f
-            signalPeak = max(signalPeak, max(pointwiseMax(s, -s).max(), max(abs(earlyL), abs(earlyR))))
-
-            let left = (tapLeft * f).sum() + early * earlyL
-            let right = (tapRight * f).sum() + early * earlyR
+            // The lines: read, absorb, tap.
+            var left = earlyGain * earlyL, right = earlyGain * earlyR
+            var i = 0
+            while i < 8 {
+                let s = lines[i &* size &+ ((t &- delay[i]) & mask)]
+                let sm = s < 0 ? -s : s
+                if sm > signalPeak { signalPeak = sm }
+                let y = k[Self.b0 &+ i] * s + k[Self.b1 &+ i] * memo[i] + k[Self.a1 &+ i] * memo[8 &+ i]
+                memo[i] = s
+                memo[8 &+ i] = y
+                f[i] = y
+                left += k[Self.tapLeft &+ i] * y
+                right += k[Self.tapRight &+ i] * y
+                i &+= 1
+            }
             if outputChannels >= 2 {
-                output[2 * n] += left
-                output[2 * n + 1] += right
+                output[2 &* n] += left
+                output[2 &* n &+ 1] += right
             } else {
                 output[n] += monoGain * (left + right)
             }
 
+            // Mix (Hadamard, three butterfly stages) and write back with the input.
             let p0 = f[0] + f[4], p4 = f[0] - f[4], p1 = f[1] + f[5], p5 = f[1] - f[5]
             let p2 = f[2] + f[6], p6 = f[2] - f[6], p3 = f[3] + f[7], p7 = f[3] - f[7]
             let q0 = p0 + p2, q2 = p0 - p2, q1 = p1 + p3, q3 = p1 - p3
             let q4 = p4 + p6, q6 = p4 - p6, q5 = p5 + p7, q7 = p5 - p7
-            let inL = injection[0] * earlyL, inR = injection[1] * earlyR
+            let inL = inject * earlyL, inR = inject * earlyR
             let slot = t & mask
             lines[slot] = q0 + q1 + inL
-            lines[size + slot] = q0 - q1 + inR
-            lines[2 * size + slot] = q2 + q3 + inL
-            lines[3 * size + slot] = q2 - q3 + inR
-            lines[4 * size + slot] = q4 + q5 + inL
-            lines[5 * size + slot] = q4 - q5 + inR
-            lines[6 * size + slot] = q6 + q7 + inL
-            lines[7 * size + slot] = q6 - q7 + inR
+            lines[size &+ slot] = q0 - q1 + inR
+            lines[2 &* size &+ slot] = q2 + q3 + inL
+            lines[3 &* size &+ slot] = q2 - q3 + inR
+            lines[4 &* size &+ slot] = q4 + q5 + inL
+            lines[5 &* size &+ slot] = q4 - q5 + inR
+            lines[6 &* size &+ slot] = q6 + q7 + inL
+            lines[7 &* size &+ slot] = q6 - q7 + inR
             t &+= 1
+            n &+= 1
         }
         ints[EffectMemory.frameCounter] = Int64(t)
-        for i in 0..<8 { floats[i] = x1[i]; floats[8 + i] = y1[i] }
         memory.endBlock(frames: frames, inputPeak: inputPeak, signalPeak: signalPeak,
                         threshold: monitorThreshold, window: quietWindow)
     }
