@@ -282,6 +282,51 @@ final class ReverbTests: XCTestCase {
         }
     }
 
+    /// `process`, `processSilence`, `saveState`, `restoreState` and `reset` allocate nothing (the
+    /// mixer's audit: Swift objects on this thread and malloc's bytes in use, each meter first
+    /// shown to see an allocation).
+    func testProcessingAllocatesNothing() {
+        let frames = 256
+        let input = UnsafeMutablePointer<Float>.allocate(capacity: 2 * frames)
+        let output = UnsafeMutablePointer<Float>.allocate(capacity: 2 * frames)
+        defer { input.deallocate(); output.deallocate() }
+        var noise = EffectNoise(seed: 1)
+        for i in 0..<(2 * frames) { input[i] = noise.next(0.5) }
+        output.initialize(repeating: 0, count: 2 * frames)
+        let processors = [EffectProcessor(.reverb(.hall), sampleRate: fs, rewindHeadroomFrames: 1024),
+                          EffectProcessor(.echo(EchoSettings(delay: 0.1)), sampleRate: fs, rewindHeadroomFrames: 1024)]
+        let saved = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 16)
+        defer { saved.deallocate() }
+        func work() {
+            for p in processors {
+                for round in 0..<40 {
+                    p.saveState(to: saved)
+                    p.process(input: input, inputChannels: 2, frames: frames, addingInto: output, outputChannels: 2)
+                    p.process(input: input, inputChannels: 1, frames: frames, addingInto: output, outputChannels: 1)
+                    p.restoreState(from: saved)
+                    p.process(input: input, inputChannels: 2, frames: frames, addingInto: output, outputChannels: 2)
+                    p.processSilence(frames: frames, addingInto: output, outputChannels: 2)
+                    if round == 39 { p.reset(); p.processSilence(frames: frames, addingInto: output, outputChannels: 1) }
+                }
+            }
+        }
+        work()
+        let audit = AllocationAudit()
+        XCTAssertGreaterThan(audit.measure { blackHole([frames, frames]) }.swiftObjects, 0)
+        var block: UnsafeMutableRawPointer?
+        XCTAssertGreaterThanOrEqual(audit.measure { block = malloc(100_000) }.bytes ?? 100_000, 100_000)
+        free(block)
+        var attempts: [AllocationAudit.Measurement] = []
+        for _ in 0..<3 {
+            let m = audit.measure(work)
+            attempts.append(m)
+            if m.bytes == 0 { break }
+        }
+        XCTAssertTrue(attempts.allSatisfy { $0.swiftObjects == 0 }, "\(attempts)")
+        XCTAssertTrue(attempts.contains { ($0.bytes ?? 0) == 0 }, "\(attempts)")
+        withExtendedLifetime(processors) {}
+    }
+
     /// A NaN or infinite input sample is taken as silence: it would otherwise sound for ever.
     func testNonFiniteInputIsSilence() {
         var input = [Float](repeating: 0, count: 4096)
