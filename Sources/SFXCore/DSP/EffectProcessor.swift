@@ -65,9 +65,12 @@
 /// echo, the loop filters) stayed below the level that keeps each output sample under −96 dBFS,
 /// for as long as a signal takes to pass through the whole effect (reverb: pre-delay + allpasses
 /// + the longest line; echo: D + 1 frames), `isSounding` turns false and `processSilence` (or
-/// `process` with all-zero input) adds nothing and only advances the frame counter. For an
-/// impulse of 1 that takes about decayTime × 96/60 for the reverb. The rings keep what they held
-/// (all of it below that level); the next input carries on from them.
+/// `process` with all-zero input) adds nothing and only advances the frame counter. A reverb tail
+/// that starts near full scale takes about (its slowest RT60) × 96/60 to get there — decayTime,
+/// or for HF ratios above 1 the longer RT60 at Nyquist, 1/(2/(decayTime·ratio) − 1/decayTime):
+/// the hall after a second of full-scale noise 6.2 s, cave 9.0 s. An impulse's tail starts far
+/// below full scale and gets there sooner (hall 3.9 s). The rings keep what they held (all of it
+/// below that level); the next input carries on from them.
 public final class EffectProcessor: @unchecked Sendable {
     /// The effect and its settings, as given (values out of range are brought into range in use).
     public let effect: Effect

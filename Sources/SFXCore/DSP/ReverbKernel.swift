@@ -1,4 +1,4 @@
-import Foundation   // exp, log10, pow, cos: in init only
+import Foundation   // pow, cos, sin, tan: in init only
 
 /// The reverb's network (laws in `EffectProcessor`'s header). Plain data: pointers into an
 /// `EffectMemory` and constants computed in `init`; `run` writes only through the pointers.
@@ -32,8 +32,6 @@ struct ReverbKernel {
     let early: Float
     let monitorThreshold: Float
     let quietWindow: Int
-    /// Slowest per-frame decay of the loop, for reference (dB per second at its slowest frequency).
-    let slowestDecayTime: Double
 
     init(_ s: ReverbSettings, sampleRate: Int, headroom: Int) {
         let fs = Double(max(1, sampleRate))
@@ -132,13 +130,6 @@ struct ReverbKernel {
         let bound = 8 * norm * filterL1 + e * norm + 1e-30
         monitorThreshold = Float(Self.silence / bound)
         quietWindow = preDelay + allpasses.reduce(0, +) + lines.max()! + 1
-        var slowest = 0.0
-        for (i, c) in coefficients.enumerated() {
-            let dc = abs(c.0 + c.1) / (1 - c.2), nyquist = abs(c.0 - c.1) / (1 + c.2)
-            let perFrame = pow(max(dc, nyquist), 1 / Double(lines[i]))
-            slowest = max(slowest, -3 / (fs * log10(perFrame)))
-        }
-        slowestDecayTime = slowest
     }
 
     static func isPrime(_ n: Int) -> Bool {
