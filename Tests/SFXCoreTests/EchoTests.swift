@@ -25,7 +25,7 @@ final class EchoTests: XCTestCase {
             let p = EffectProcessor(.echo(EchoSettings(delay: delay, feedback: feedback, wet: wet, damping: 0)),
                                     sampleRate: fs, rewindHeadroomFrames: 512)
             let frames = 12 * d + 7
-            let out = render(p, impulse(frames), inputChannels: 1, outputChannels: 2, block: 100)
+            let out = renderEffect(p, impulse(frames), inputChannels: 1, outputChannels: 2, block: 100)
             for n in 0..<frames {
                 let (l, r) = (Double(out[2 * n]), Double(out[2 * n + 1]))
                 var (el, er) = (0.0, 0.0)
@@ -40,7 +40,7 @@ final class EchoTests: XCTestCase {
                 if er == 0 { XCTAssertEqual(r, 0, "right frame \(n) exactly silent") }
             }
             // Mono output: left + right.
-            let mono = render(EffectProcessor(.echo(EchoSettings(delay: delay, feedback: feedback, wet: wet, damping: 0)),
+            let mono = renderEffect(EffectProcessor(.echo(EchoSettings(delay: delay, feedback: feedback, wet: wet, damping: 0)),
                                               sampleRate: fs, rewindHeadroomFrames: 512), impulse(frames), inputChannels: 1, outputChannels: 1)
             for n in 0..<frames { XCTAssertEqual(mono[n], out[2 * n] + out[2 * n + 1]) }
         }
@@ -48,7 +48,7 @@ final class EchoTests: XCTestCase {
 
     func testFeedbackZeroGivesOneTap() {
         let p = EffectProcessor(.echo(EchoSettings(delay: 0.005, feedback: 0, wet: 0.8, damping: 0.5)), sampleRate: fs, rewindHeadroomFrames: 256)
-        let out = render(p, impulse(4000), inputChannels: 1, outputChannels: 1)
+        let out = renderEffect(p, impulse(4000), inputChannels: 1, outputChannels: 1)
         let d = 240
         for n in 0..<4000 { XCTAssertEqual(out[n], n == d ? 0.8 : 0, "frame \(n)") }
     }
@@ -60,7 +60,7 @@ final class EchoTests: XCTestCase {
         let p = EffectProcessor(.echo(EchoSettings(delay: 0.01, feedback: Float(feedback), wet: Float(wet), damping: Float(damping))),
                                 sampleRate: fs, rewindHeadroomFrames: 256)
         let d = 480
-        let out = render(p, impulse(2 * d + 20), inputChannels: 1, outputChannels: 2)
+        let out = renderEffect(p, impulse(2 * d + 20), inputChannels: 1, outputChannels: 2)
         XCTAssertEqual(Double(out[2 * d]), wet, accuracy: 1e-6)
         for j in 0..<20 {
             XCTAssertEqual(Double(out[2 * (2 * d + j) + 1]), wet * feedback * (1 - damping) * pow(damping, Double(j)), accuracy: 1e-6)
@@ -70,7 +70,7 @@ final class EchoTests: XCTestCase {
     /// A stereo input keeps its sides: a right impulse echoes first on the right, then the left.
     func testStereoInputKeepsItsSides() {
         let p = EffectProcessor(.echo(EchoSettings(delay: 0.01, feedback: 0.5, wet: 1, damping: 0)), sampleRate: fs, rewindHeadroomFrames: 256)
-        let out = render(p, impulse(1500, channels: 2, at: 1), inputChannels: 2, outputChannels: 2)
+        let out = renderEffect(p, impulse(1500, channels: 2, at: 1), inputChannels: 2, outputChannels: 2)
         XCTAssertEqual(out[2 * 480], 0); XCTAssertEqual(out[2 * 480 + 1], 1)
         XCTAssertEqual(out[2 * 960], 0.5); XCTAssertEqual(out[2 * 960 + 1], 0)
     }
@@ -79,7 +79,7 @@ final class EchoTests: XCTestCase {
     func testRanges() {
         let p = EffectProcessor(.echo(EchoSettings(delay: 5, feedback: 3, wet: 2, damping: 0)), sampleRate: fs, rewindHeadroomFrames: 0)
         let frames = 2 * 2 * fs + 1
-        let out = render(p, impulse(frames), inputChannels: 1, outputChannels: 1, block: 1024)
+        let out = renderEffect(p, impulse(frames), inputChannels: 1, outputChannels: 1, block: 1024)
         XCTAssertEqual(out[2 * fs], 1)        // delay 2 s, wet 1
         XCTAssertEqual(out[4 * fs], 0.95)     // feedback 0.95
         XCTAssertEqual(out.filter { $0 != 0 }.count, 2)
@@ -94,11 +94,11 @@ final class EchoTests: XCTestCase {
             var noise = EffectNoise(seed: 11)
             assertRewindIdentical(p, input: noise.block(2 * headroom), inputChannels: 2, blocks: [headroom],
                                   expectOutput: Double(settings.delay) * Double(fs) < Double(headroom))
-            _ = render(p, noise.block(2 * 150_000), inputChannels: 2, outputChannels: 2)   // a 0.3 s line wraps 4 times
+            _ = renderEffect(p, noise.block(2 * 150_000), inputChannels: 2, outputChannels: 2)   // a 0.3 s line wraps 4 times
             for blocks in [[headroom], [1, 1023, 1024], [500, 500, 500, 548], [3]] {
                 let input = noise.block(2 * headroom)
                 assertRewindIdentical(p, input: input, inputChannels: 2, blocks: blocks)
-                _ = render(p, input, inputChannels: 2, outputChannels: 2)
+                _ = renderEffect(p, input, inputChannels: 2, outputChannels: 2)
             }
             let silenceThenNoise = [Float](repeating: 0, count: headroom) + noise.block(headroom)
             assertRewindIdentical(p, input: silenceThenNoise, inputChannels: 2, blocks: [512, 512, 1024])
@@ -112,7 +112,7 @@ final class EchoTests: XCTestCase {
         let (wet, feedback): (Double, Double) = (0.5, 0.5)
         let d = 480
         let p = EffectProcessor(.echo(EchoSettings(delay: 0.01, feedback: Float(feedback), wet: Float(wet), damping: 0)), sampleRate: fs, rewindHeadroomFrames: 256)
-        var out = render(p, impulse(256), inputChannels: 1, outputChannels: 1)
+        var out = renderEffect(p, impulse(256), inputChannels: 1, outputChannels: 1)
         var frames = 256
         while p.isSounding && frames < 10 * fs {
             var block = [Float](repeating: 0, count: 256)

@@ -23,7 +23,7 @@ struct EffectNoise {
 
 /// Runs `processor` over `input` (interleaved, `inputChannels`) in blocks of `block` frames;
 /// returns the output (interleaved, `outputChannels`), which starts as zeros.
-func render(_ processor: EffectProcessor, _ input: [Float], inputChannels: Int, outputChannels: Int, block: Int = 256) -> [Float] {
+func renderEffect(_ processor: EffectProcessor, _ input: [Float], inputChannels: Int, outputChannels: Int, block: Int = 256) -> [Float] {
     let frames = input.count / inputChannels
     var output = [Float](repeating: 0, count: frames * outputChannels)
     input.withUnsafeBufferPointer { i in
@@ -52,7 +52,7 @@ func assertRewindIdentical(_ processor: EffectProcessor, input: [Float], inputCh
         var at = 0
         for n in blocks {
             let slice = Array(input[(at * inputChannels)..<((at + n) * inputChannels)])
-            out += render(processor, slice, inputChannels: inputChannels, outputChannels: 2, block: n)
+            out += renderEffect(processor, slice, inputChannels: inputChannels, outputChannels: 2, block: n)
             at += n
         }
         return out
@@ -74,7 +74,7 @@ final class ReverbTests: XCTestCase {
         let p = EffectProcessor(.reverb(settings), sampleRate: fs, rewindHeadroomFrames: 1024)
         var input = [Float](repeating: 0, count: Int(seconds * Double(fs)))
         input[0] = 1
-        let out = render(p, input, inputChannels: 1, outputChannels: 2)
+        let out = renderEffect(p, input, inputChannels: 1, outputChannels: 2)
         return ((0..<input.count).map { Double(out[2 * $0]) + Double(out[2 * $0 + 1]) }, out)
     }
 
@@ -174,10 +174,10 @@ final class ReverbTests: XCTestCase {
         var noise = EffectNoise(seed: 7)
         let mono = noise.block(4096, 0.5)
         let stereoIn = mono.flatMap { [$0, $0] }
-        let a = render(EffectProcessor(.reverb(.room), sampleRate: fs, rewindHeadroomFrames: 256), mono, inputChannels: 1, outputChannels: 2)
-        let b = render(EffectProcessor(.reverb(.room), sampleRate: fs, rewindHeadroomFrames: 256), stereoIn, inputChannels: 2, outputChannels: 2)
+        let a = renderEffect(EffectProcessor(.reverb(.room), sampleRate: fs, rewindHeadroomFrames: 256), mono, inputChannels: 1, outputChannels: 2)
+        let b = renderEffect(EffectProcessor(.reverb(.room), sampleRate: fs, rewindHeadroomFrames: 256), stereoIn, inputChannels: 2, outputChannels: 2)
         XCTAssertEqual(a, b)
-        let m = render(EffectProcessor(.reverb(.room), sampleRate: fs, rewindHeadroomFrames: 256), mono, inputChannels: 1, outputChannels: 1)
+        let m = renderEffect(EffectProcessor(.reverb(.room), sampleRate: fs, rewindHeadroomFrames: 256), mono, inputChannels: 1, outputChannels: 1)
         for i in 0..<mono.count {
             XCTAssertEqual(Double(m[i]), (Double(a[2 * i]) + Double(a[2 * i + 1])) * 0.5.squareRoot(), accuracy: 1e-6)
         }
@@ -194,11 +194,11 @@ final class ReverbTests: XCTestCase {
             assertRewindIdentical(p, input: burst, inputChannels: 2, blocks: [headroom],
                                   expectOutput: Double(settings.preDelay) * Double(fs) < Double(headroom))
             // The longest ring (the 0.3 s pre-delay: 16384 + headroom → 32768 frames) wraps 6 times.
-            _ = render(p, noise.block(2 * 200_000), inputChannels: 2, outputChannels: 2)
+            _ = renderEffect(p, noise.block(2 * 200_000), inputChannels: 2, outputChannels: 2)
             for blocks in [[headroom], [1, 255, 256, 512], [333, 333, 333, 25], [7]] {
                 let input = noise.block(2 * headroom)
                 assertRewindIdentical(p, input: input, inputChannels: 2, blocks: blocks)
-                _ = render(p, input, inputChannels: 2, outputChannels: 2)
+                _ = renderEffect(p, input, inputChannels: 2, outputChannels: 2)
             }
             let silenceThenNoise = [Float](repeating: 0, count: headroom) + noise.block(headroom)
             assertRewindIdentical(p, input: silenceThenNoise, inputChannels: 2, blocks: [256, 256, 512])
@@ -209,12 +209,12 @@ final class ReverbTests: XCTestCase {
     func testResetMatchesNewProcessor() {
         var noise = EffectNoise(seed: 3)
         let p = EffectProcessor(.reverb(.cave), sampleRate: fs, rewindHeadroomFrames: 512)
-        _ = render(p, noise.block(96_000), inputChannels: 1, outputChannels: 2)
+        _ = renderEffect(p, noise.block(96_000), inputChannels: 1, outputChannels: 2)
         p.reset()
         XCTAssertFalse(p.isSounding)
         let input = noise.block(20_000)
-        XCTAssertEqual(render(p, input, inputChannels: 1, outputChannels: 2),
-                       render(EffectProcessor(.reverb(.cave), sampleRate: fs, rewindHeadroomFrames: 512), input, inputChannels: 1, outputChannels: 2))
+        XCTAssertEqual(renderEffect(p, input, inputChannels: 1, outputChannels: 2),
+                       renderEffect(EffectProcessor(.reverb(.cave), sampleRate: fs, rewindHeadroomFrames: 512), input, inputChannels: 1, outputChannels: 2))
     }
 
     /// The slowest RT60 of the network by its law: `decayTime` at DC, and at Nyquist, where the
@@ -227,7 +227,7 @@ final class ReverbTests: XCTestCase {
     /// Renders `input` (mono) then silence, 256 frames at a time, until `isSounding` turns false;
     /// returns the frames after the input when it did, and the output (stereo) up to then.
     func framesUntilIdle(_ p: EffectProcessor, after input: [Float]) -> (Int, [Float]) {
-        var out = render(p, input, inputChannels: 1, outputChannels: 2)
+        var out = renderEffect(p, input, inputChannels: 1, outputChannels: 2)
         var frames = 0
         while p.isSounding && frames < 120 * fs {
             var block = [Float](repeating: 0, count: 512)
@@ -257,7 +257,7 @@ final class ReverbTests: XCTestCase {
 
                 // The same again, kept awake: what follows the idle point stays below −96 dBFS.
                 let awake = EffectProcessor(.reverb(settings), sampleRate: fs, rewindHeadroomFrames: 1024)
-                _ = render(awake, input, inputChannels: 1, outputChannels: 2)
+                _ = renderEffect(awake, input, inputChannels: 1, outputChannels: 2)
                 var keepAlive = [Float](repeating: 0, count: 256)
                 keepAlive[0] = 1e-30
                 var after: Float = 0
@@ -334,8 +334,8 @@ final class ReverbTests: XCTestCase {
         var clean = [Float](repeating: 0, count: 4096)
         clean[30] = 1
         for effect in [Effect.reverb(.hall), .echo(EchoSettings(delay: 0.01))] {
-            let out = render(EffectProcessor(effect, sampleRate: fs, rewindHeadroomFrames: 256), input, inputChannels: 1, outputChannels: 2)
-            XCTAssertEqual(out, render(EffectProcessor(effect, sampleRate: fs, rewindHeadroomFrames: 256), clean, inputChannels: 1, outputChannels: 2))
+            let out = renderEffect(EffectProcessor(effect, sampleRate: fs, rewindHeadroomFrames: 256), input, inputChannels: 1, outputChannels: 2)
+            XCTAssertEqual(out, renderEffect(EffectProcessor(effect, sampleRate: fs, rewindHeadroomFrames: 256), clean, inputChannels: 1, outputChannels: 2))
         }
     }
 
