@@ -115,6 +115,9 @@ public final class Mixer: @unchecked Sendable {
         /// The level below which a positional voice is virtual: its gain × distance × cone ×
         /// listener × group × master gain, linear (1e-4 is −80 dB; 0 turns virtual voices off).
         public var virtualThreshold: Float
+        /// How many frames rewind mode may render again after a snapshot (its device buffer at
+        /// most): the HRTF histories keep that much room, so only their small state is copied.
+        public var rewindHeadroomFrames: Int
 
         /// Defaults for `sampleRate`: 64 voices plus 16 tails, a 0.3 ms start fade, 5 ms stop
         /// fades and smoothing, a −1 dBFS limiter with a 50 ms release, 1024-frame blocks.
@@ -132,6 +135,7 @@ public final class Mixer: @unchecked Sendable {
             releasesStreamsAfterRender = true
             virtualVoices = 32
             virtualThreshold = 1e-4
+            rewindHeadroomFrames = 4096
         }
 
         fileprivate var normalized: Configuration {
@@ -148,6 +152,7 @@ public final class Mixer: @unchecked Sendable {
             c.ducking = ducking.map(Mixer.clampedDucking)
             c.virtualVoices = max(0, virtualVoices)
             c.virtualThreshold = virtualThreshold.isNaN ? 0 : min(max(virtualThreshold, 0), 1)
+            c.rewindHeadroomFrames = max(0, rewindHeadroomFrames)
             return c
         }
     }
@@ -239,6 +244,13 @@ public final class Mixer: @unchecked Sendable {
     let groupFilters: UnsafeMutablePointer<VoiceFilters>
     /// One block of one voice, where a filtered voice is mixed before it is filtered.
     private let scratch: UnsafeMutablePointer<Float>
+    /// Binaural rendering of positional voices (stereo output only), or nil: the table, each
+    /// slot's renderer (state a snapshot copies) and history ring, and the renderers' scratch.
+    public let hrtf: HRTFTable?
+    let hrtfVoices: UnsafeMutablePointer<HRTFVoice>
+    private let hrtfMemory: UnsafeMutablePointer<Float>?
+    private let hrtfMemoryStride: Int
+    private let hrtfScratch: UnsafeMutablePointer<Float>?
     /// One bus per group, `maxFramesPerRender × channels` samples each.
     private let buses: UnsafeMutablePointer<Float>
     private let events: UnsafeMutablePointer<(MixerEvent, Int)>
@@ -250,7 +262,19 @@ public final class Mixer: @unchecked Sendable {
     /// Scratch of one block, not state: a snapshot need not hold it.
     private let duckUntil: UnsafeMutablePointer<Int>
 
-    public init(format: AudioFormat, configuration: Configuration) {
+    /// A mixer for `format`; positional voices are rendered through `hrtf` when it is given,
+    /// the output is stereo and the table is at the output's rate (otherwise they are panned).
+    public convenience init(format: AudioFormat, configuration: Configuration, hrtf: HRTFTable?) {
+        self.init(format: format, configuration: configuration, hrtf: hrtf, histories: true)
+    }
+
+    public convenience init(format: AudioFormat, configuration: Configuration) {
+        self.init(format: format, configuration: configuration, hrtf: nil, histories: true)
+    }
+
+    /// `histories: false` (a snapshot's mixer) keeps no HRTF history rings: a snapshot copies
+    /// the renderers' state only (see `HRTFVoice` on rewind).
+    init(format: AudioFormat, configuration: Configuration, hrtf: HRTFTable?, histories: Bool) {
         let c = configuration.normalized
         self.format = format
         self.configuration = c
@@ -266,6 +290,24 @@ public final class Mixer: @unchecked Sendable {
         groupFilters.initialize(repeating: openFilters, count: SoundGroup.count)
         scratch = .allocate(capacity: c.maxFramesPerRender * format.channels)
         scratch.initialize(repeating: 0, count: c.maxFramesPerRender * format.channels)
+        let table = hrtf.flatMap { $0.sampleRate == format.sampleRate && format.channels == 2 ? $0 : nil }
+        self.hrtf = table
+        hrtfVoices = .allocate(capacity: max(slotCount, 1))
+        hrtfVoices.initialize(repeating: HRTFVoice(), count: max(slotCount, 1))
+        if let table, histories {
+            hrtfMemoryStride = HRTFVoice.memoryFloats(table: table, maximumFrames: c.maxFramesPerRender, rewindHeadroomFrames: c.rewindHeadroomFrames)
+            let memory = UnsafeMutablePointer<Float>.allocate(capacity: hrtfMemoryStride * max(slotCount, 1))
+            memory.initialize(repeating: 0, count: hrtfMemoryStride * max(slotCount, 1))
+            hrtfMemory = memory
+            let scratchFloats = HRTFVoice.scratchFloats(table: table, maximumFrames: c.maxFramesPerRender)
+            let work = UnsafeMutablePointer<Float>.allocate(capacity: scratchFloats)
+            work.initialize(repeating: 0, count: scratchFloats)
+            hrtfScratch = work
+        } else {
+            hrtfMemoryStride = 0
+            hrtfMemory = nil
+            hrtfScratch = nil
+        }
         buses = .allocate(capacity: SoundGroup.count * c.maxFramesPerRender * format.channels)
         buses.initialize(repeating: 0, count: SoundGroup.count * c.maxFramesPerRender * format.channels)
         events = .allocate(capacity: c.eventCapacity)
@@ -299,6 +341,9 @@ public final class Mixer: @unchecked Sendable {
         filters.deallocate()
         groupFilters.deallocate()
         scratch.deallocate()
+        hrtfVoices.deallocate()
+        hrtfMemory?.deallocate()
+        hrtfScratch?.deallocate()
         buses.deallocate()
         events.deallocate()
         releasingCues.deallocate()
@@ -516,6 +561,7 @@ public final class Mixer: @unchecked Sendable {
         filters[slot].setFilter(filter?.clamped(sampleRate: format.sampleRate))
         if voice.positional { filters[slot].setAirGain(airGain(of: voice)) }
         filters[slot].reset()
+        if voice.positional { resetBinaural(slot) }
         occupy(slot, id: id)
         state.pointee.playCount += 1
         state.pointee.playingVoiceCount += 1
@@ -581,6 +627,8 @@ public final class Mixer: @unchecked Sendable {
             let produced: Int?
             if voices[slot].isVirtual && !voices[slot].fadingToVirtual {
                 produced = voices[slot].skip(frames: frames)
+            } else if hrtf != nil && voices[slot].positional {
+                produced = renderBinaural(slot, into: bus, frames: frames)
             } else if filters[slot].isActive {
                 scratch.update(repeating: 0, count: frames * channels)
                 produced = voices[slot].mix(into: scratch, frames: frames, outputChannels: channels)
@@ -680,6 +728,29 @@ public final class Mixer: @unchecked Sendable {
 
     // MARK: Positional voices
 
+    /// A positional voice through the HRTF: mixed in mono (its gain, envelope and pause only),
+    /// filtered, then rendered for both ears toward its direction at its spatial gain, both
+    /// gliding from one spatial update to the next (the filters crossfade over one update).
+    private func renderBinaural(_ slot: Int, into bus: UnsafeMutablePointer<Float>, frames: Int) -> Int? {
+        guard let table = hrtf, let memory = hrtfMemory, let work = hrtfScratch else { return 0 }
+        scratch.update(repeating: 0, count: frames)
+        let produced = voices[slot].mix(into: scratch, frames: frames, outputChannels: 1)
+        let heard = produced ?? frames
+        if filters[slot].isActive { filters[slot].process(scratch, frames: heard, channels: 1) }
+        let direction = voices[slot].spatialDirection == .zero ? Vector3(0, 0, 1) : voices[slot].spatialDirection
+        hrtfVoices[slot].render(scratch, frames: heard, toward: direction, gain: voices[slot].spatialGain,
+                                fadeFrames: Mixer.spatialUpdateFrames, table: table,
+                                memory: memory + slot * hrtfMemoryStride, scratch: work, addingInto: bus)
+        return produced
+    }
+
+    /// Starts a slot's HRTF renderer afresh (a voice starting, or heard again after being virtual).
+    private func resetBinaural(_ slot: Int) {
+        guard let table = hrtf, let memory = hrtfMemory else { return }
+        hrtfVoices[slot].reset(memory: memory + slot * hrtfMemoryStride, table: table,
+                               maximumFrames: configuration.maxFramesPerRender, rewindHeadroomFrames: configuration.rewindHeadroomFrames)
+    }
+
     /// Makes a new voice positional at `source` and gives it its first spatial update, so it
     /// starts where it is; one too quiet to hear starts virtual if `virtualizable`.
     private func place(_ voice: inout VoiceSlot, _ source: Source, group: SoundGroup, virtualizable: Bool) {
@@ -689,6 +760,7 @@ public final class Mixer: @unchecked Sendable {
         let result = Spatializer.compute(source, listener: state.pointee.listener, world: state.pointee.world)
         voice.spatialGain = result.gain * state.pointee.listener.gain
         voice.spatialPan = result.pan
+        voice.spatialDirection = result.direction
         voice.pitch = Double(result.pitch)
         voice.isVirtual = virtualizable && audibility(of: voice) < configuration.virtualThreshold
     }
@@ -743,6 +815,7 @@ public final class Mixer: @unchecked Sendable {
             let result = Spatializer.compute(voices[slot].source, listener: listener, world: world)
             voices[slot].spatialGain = result.gain * listener.gain
             voices[slot].spatialPan = result.pan
+            voices[slot].spatialDirection = result.direction
             voices[slot].pitch = Double(result.pitch)
             let candidate = voices[slot].phase == .playing && voices[slot].stream == nil
             let level = audibility(of: voices[slot])
@@ -758,6 +831,7 @@ public final class Mixer: @unchecked Sendable {
                 voices[slot].left = Ramp(0)
                 voices[slot].right = Ramp(0)
                 filters[slot].reset()
+                resetBinaural(slot)
             }
             if voices[slot].source.airAbsorptionFactor > 0 || filters[slot].airOn {
                 filters[slot].setAirGain(airGain(of: voices[slot], distance: result.distance))
@@ -1037,7 +1111,11 @@ public final class Mixer: @unchecked Sendable {
     /// A voice's channel gains: from its gain and pan, or for a positional voice from its gain,
     /// the last spatial update's gain and its pan.
     private func channelGains(of v: VoiceSlot) -> (Float, Float) {
-        v.positional
+        if v.positional && hrtf != nil {
+            // Mixed in mono; the HRTF renderer applies the spatial gain.
+            return VoiceSlot.channelGains(gain: v.gain, pan: 0, cueChannels: v.cueChannels, outputChannels: 1)
+        }
+        return v.positional
             ? VoiceSlot.channelGains(gain: v.gain * v.spatialGain, pan: v.spatialPan, cueChannels: v.cueChannels, outputChannels: format.channels)
             : VoiceSlot.channelGains(gain: v.gain, pan: v.pan, cueChannels: v.cueChannels, outputChannels: format.channels)
     }

@@ -24,7 +24,7 @@ public final class MixerSnapshot: @unchecked Sendable {
         var configuration = original.configuration
         configuration.maxFramesPerRender = 1
         configuration.eventCapacity = 1
-        mixer = Mixer(format: original.format, configuration: configuration)
+        mixer = Mixer(format: original.format, configuration: configuration, hrtf: original.hrtf, histories: false)
     }
 
     /// The frame time at which the copy was taken.
@@ -56,6 +56,7 @@ extension Mixer {
                 guard slot < slotCount else { break }
                 voices[slot] = source.voices[slot]
                 filters[slot] = source.filters[slot]
+                hrtfVoices[slot] = source.hrtfVoices[slot]
             }
         }
         Self.copy(occupied, from: source.occupied, count: occupiedWords)

@@ -51,9 +51,9 @@ public enum OfflineRenderer {
     /// Renders `commands` (in any order; commands at the same frame keep their order).
     public static func render(
         _ commands: [ScheduledCommand], format: AudioFormat,
-        configuration: Mixer.Configuration? = nil, length: Length
+        configuration: Mixer.Configuration? = nil, hrtf: HRTFTable? = nil, length: Length
     ) -> Output {
-        let mixer = Mixer(format: format, configuration: configuration ?? Mixer.Configuration(sampleRate: format.sampleRate))
+        let mixer = Mixer(format: format, configuration: configuration ?? Mixer.Configuration(sampleRate: format.sampleRate), hrtf: hrtf)
         let limit: Int
         switch length {
         case .frames(let n): limit = max(0, n)

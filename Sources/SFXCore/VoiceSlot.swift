@@ -60,6 +60,8 @@ struct VoiceSlot {
     /// (the rate is multiplied by it).
     var spatialGain: Float = 1
     var spatialPan: Float = 0
+    /// Toward the source in the listener's head (x right, y up, z ahead), for the HRTF.
+    var spatialDirection = Vector3.zero
     var pitch: Double = 1
     /// Inaudible: the voice keeps its place in time without being mixed.
     var isVirtual = false

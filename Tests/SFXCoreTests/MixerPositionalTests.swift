@@ -333,4 +333,67 @@ final class MixerPositionalTests: XCTestCase {
         assertFiltered(wet, equals: dry, through: .highShelf(cutoff: 5000, gain: g * g), "air absorption")
         XCTAssertEqual(AirAbsorption.highFrequencyGain(distance: 100, factor: 2), g, accuracy: 1e-6)
     }
+
+    // MARK: HRTF
+
+    /// A table no measurement made: the ear a source is on hears it at full level at once, the
+    /// other ear at (1 − |x|)/2 + 1/4 of it, 20·|x| frames later (x: the source's rightward component).
+    static let syntheticHRTF = HRTFTable(name: "synthetic", sampleRate: 48_000, irLength: 8, azimuthStep: 10,
+                                         elevations: -40...80, elevationStep: 20) { direction, left, right in
+        let x = direction.x
+        let far = (1 - abs(x)) / 2 + 0.25
+        left[0] = x > 0 ? far : 1
+        right[0] = x > 0 ? 1 : far
+        return x > 0 ? (20 * x, 0) : (0, -20 * x)
+    }
+
+    func testThroughTheHRTFASourceOnTheRightIsLouderAndEarlierOnTheRight() {
+        let click = monoCue(frames: 4000) { $0 == 2000 ? 0.5 : 0 }
+        defer { withExtendedLifetime(click) {} }
+        let output = renderScript([at(0, positional(1, click, Source(position: [2, 0, 0], distanceModel: .none), loops: 0))],
+                                  frames: 4000, hrtf: Self.syntheticHRTF)
+        let left = (0..<4000).map { output.samples[2 * $0] }, right = (0..<4000).map { output.samples[2 * $0 + 1] }
+        let leftPeak = left.indices.max { abs(left[$0]) < abs(left[$1]) }!
+        let rightPeak = right.indices.max { abs(right[$0]) < abs(right[$1]) }!
+        XCTAssertEqual(rightPeak, 2000, "the near ear hears the click when it is played")
+        XCTAssertEqual(leftPeak, 2020, "the far ear 20 frames later")
+        XCTAssertEqual(Double(right[rightPeak]), 0.5, accuracy: 1e-6)
+        XCTAssertEqual(Double(left[leftPeak]), 0.5 * 0.25, accuracy: 1e-6, "the far ear hears (1 − 1)/2 + 1/4 of it")
+    }
+
+    func testBinauralOutputDoesNotDependOnHowRenderingIsSplitOrOnARewind() {
+        var configuration = testConfiguration(maxVoices: 8)
+        configuration.virtualVoices = 6
+        configuration.maxFramesPerRender = 1024
+        let (script, cues) = movingScene()
+        defer { withExtendedLifetime(cues) {} }
+        let whole = renderScript(script, frames: 12_000, configuration: configuration, hrtf: Self.syntheticHRTF)
+        let panned = renderScript(script, frames: 12_000, configuration: configuration)
+        XCTAssertFalse(whole.samples.elementsEqual(panned.samples), "the HRTF is used")
+        for chunks in [[1], [7], [128], [5, 300, 1, 97, 2048]] {
+            let split = renderInChunks(script, frames: 12_000, chunks: chunks, configuration: configuration, hrtf: Self.syntheticHRTF)
+            XCTAssertTrue(split.samples.elementsEqual(whole.samples) { $0.bitPattern == $1.bitPattern }, "chunks \(chunks)")
+        }
+        // A snapshot restored re-renders the same.
+        let mixer = Mixer(format: stereo, configuration: configuration, hrtf: Self.syntheticHRTF)
+        let snapshot = MixerSnapshot(shapedLike: mixer)
+        var first = [Float](repeating: 0, count: 2 * 600), again = first
+        let ordered = script.sorted { $0.frame < $1.frame }
+        var next = 0
+        for turn in 0..<18 {
+            while next < ordered.count && ordered[next].frame <= mixer.frameTime + 600 {
+                mixer.apply(ordered[next].command)
+                next += 1
+            }
+            snapshot.save(mixer)
+            first.withUnsafeMutableBufferPointer { mixer.render(into: $0.baseAddress!, frameCount: 600) }
+            snapshot.restore(into: mixer)
+            again.withUnsafeMutableBufferPointer {
+                mixer.render(into: $0.baseAddress!, frameCount: 200 + turn)
+                mixer.render(into: $0.baseAddress! + 2 * (200 + turn), frameCount: 400 - turn)
+            }
+            mixer.drainEvents { _, _ in }
+            XCTAssertTrue(first.elementsEqual(again) { $0.bitPattern == $1.bitPattern }, "turn \(turn)")
+        }
+    }
 }

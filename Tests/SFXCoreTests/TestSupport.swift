@@ -71,18 +71,18 @@ func at(_ frame: Int, _ command: MixerCommand) -> ScheduledCommand { ScheduledCo
 /// Renders a script offline with the test configuration.
 func renderScript(
     _ script: [ScheduledCommand], frames: Int, format: AudioFormat = stereo,
-    configuration: Mixer.Configuration = testConfiguration()
+    configuration: Mixer.Configuration = testConfiguration(), hrtf: HRTFTable? = nil
 ) -> OfflineRenderer.Output {
-    OfflineRenderer.render(script, format: format, configuration: configuration, length: .frames(frames))
+    OfflineRenderer.render(script, format: format, configuration: configuration, hrtf: hrtf, length: .frames(frames))
 }
 
 /// Renders a script the way the real-time thread does: calls of the sizes in `chunks` (cycled),
 /// each cut short at the next command's frame, the command applied just before that frame.
 func renderInChunks(
     _ script: [ScheduledCommand], frames: Int, chunks: [Int], format: AudioFormat = stereo,
-    configuration: Mixer.Configuration = testConfiguration()
+    configuration: Mixer.Configuration = testConfiguration(), hrtf: HRTFTable? = nil
 ) -> (samples: [Float], events: [MixerEvent]) {
-    let mixer = Mixer(format: format, configuration: configuration)
+    let mixer = Mixer(format: format, configuration: configuration, hrtf: hrtf)
     let ordered = script.enumerated().sorted { ($0.element.frame, $0.offset) < ($1.element.frame, $1.offset) }
         .map(\.element)
     var samples = [Float](repeating: .nan, count: frames * format.channels)
