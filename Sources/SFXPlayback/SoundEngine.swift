@@ -100,6 +100,11 @@ public final class SoundEngine: @unchecked Sendable {
         /// it is, on the classic path; `metrics.rewind` says which. Off: `output` is used as
         /// given and a play starts behind what the buffer holds.
         public var rewind = true
+        /// Binaural rendering of positional voices for headphones: `.off` (the default: they
+        /// are panned, equal power), `.default` (the SOFA set libmysofa1 installs,
+        /// /usr/share/libmysofa/default.sofa) or `.sofa(url)`. Stereo output only;
+        /// `metrics.hrtf` says what the engine does. A file that cannot be read fails `init`.
+        public var hrtf = HRTFChoice.off
 
         /// Opens the device but leaves the output thread to `start()`, so that sounds loaded and
         /// played before it are in the very first period written (a command that plays one sound
@@ -188,6 +193,9 @@ public final class SoundEngine: @unchecked Sendable {
         /// Rewind mode: whether the device's delay followed its DAC frame by frame when measured;
         /// rewinds then go to the guard ahead of the DAC by the delay, whatever the pointer does.
         public var delayFollowsDAC: Bool = false
+        /// "off", or what renders positional voices binaurally ("default.sofa, 128 taps at 48000 Hz"),
+        /// or why the HRTF asked for is not used ("off: HRTF needs stereo output, the output has 1 channel").
+        public var hrtf: String = "off"
         /// Of `activeVoices`, the virtual ones: positional voices too quiet to hear, not mixed.
         public var virtualVoices: Int = 0
 
@@ -213,6 +221,7 @@ public final class SoundEngine: @unchecked Sendable {
     private let outputMixer = Mutex<MixerControl?>(nil)
     private let haptics = Mutex<Vibrator?>(nil)
     private let memoryLocked: Bool
+    private let hrtfStatus: String
     private let started = Atomic<Bool>(false)
     /// The listener and the world as last set (`listener`, `world`), for readers on any thread.
     let spatial = Mutex<(listener: Listener, world: SpatialWorld)>((Listener(), SpatialWorld()))
@@ -257,7 +266,9 @@ public final class SoundEngine: @unchecked Sendable {
         // or reject a voice and release a cue.
         let slots = mixerConfiguration.maxVoices + mixerConfiguration.virtualVoices + mixerConfiguration.tailVoices
         mixerConfiguration.eventCapacity = max(1024, 2 * slots + 4 * OutputThread.eventBatch)
-        let mixer = Mixer(format: format, configuration: mixerConfiguration)
+        let (table, hrtfStatus) = try Self.loadHRTF(configuration.hrtf, format: format)
+        self.hrtfStatus = hrtfStatus
+        let mixer = Mixer(format: format, configuration: mixerConfiguration, hrtf: table)
         let ring = SPSCRing<MixerCommand>(capacity: max(1, configuration.commandCapacity))
         // Room for several periods' worth of the events the real-time thread keeps room for.
         let budget = OutputThread.commandBudget(periodFrames: pcm.parameters.periodFrames)
@@ -561,7 +572,7 @@ public final class SoundEngine: @unchecked Sendable {
                        rewinds: output.rewinds.load(ordering: .relaxed),
                        rewoundFrames: output.rewoundFrames.load(ordering: .relaxed),
                        pointerGranularity: output.pointerGranularity.load(ordering: .acquiring),
-                       delayFollowsDAC: exactDelay, virtualVoices: output.virtualVoices.load(ordering: .relaxed))
+                       delayFollowsDAC: exactDelay, hrtf: hrtfStatus, virtualVoices: output.virtualVoices.load(ordering: .relaxed))
     }
 
     /// The output's Master (or PCM) playback switch and volume, read from its mixer now, or nil

@@ -1,5 +1,6 @@
 import Foundation
 import SFXCore
+import SFXMedia
 
 // Sound in a game's world: the listener, positional plays and what a positional voice can
 // change. The mixer does the work (see `Mixer`, "Positional voices"); this is the engine's side.
@@ -139,5 +140,39 @@ extension Voice {
     public func setSource(_ source: Source) throws(SettingError) {
         try SoundEngine.checkSource(source)
         handle.engine.value?.send(.setSource(id, source))
+    }
+}
+
+/// Which head-related transfer functions render positional voices (`SoundEngine.Configuration.hrtf`).
+public enum HRTFChoice: Sendable, Hashable {
+    /// Positional voices are panned (equal power).
+    case off
+    /// The SOFA set Debian's libmysofa1 installs (/usr/share/libmysofa/default.sofa: MIT KEMAR).
+    case `default`
+    /// A SOFA (AES69) file of your own.
+    case sofa(URL)
+}
+
+extension SoundEngine {
+    /// The HRTF table for `choice` at the output's rate, and what `metrics.hrtf` says.
+    static func loadHRTF(_ choice: HRTFChoice, format: AudioFormat) throws -> (HRTFTable?, String) {
+        let url: URL
+        switch choice {
+        case .off:
+            return (nil, "off")
+        case .default:
+            guard let found = SOFAFile.defaultURL else {
+                throw SOFAError(path: "/usr/share/libmysofa/default.sofa",
+                                reason: .libraryMissing(line: "the default HRTF set is not installed; install libmysofa1 (apt-get install libmysofa1) or give Configuration.hrtf = .sofa(url)"))
+            }
+            url = found
+        case .sofa(let file):
+            url = file
+        }
+        guard format.channels == 2 else {
+            return (nil, "off: HRTF needs stereo output, the output has \(format.channels) channel\(format.channels == 1 ? "" : "s")")
+        }
+        let table = try SOFAFile.load(url, sampleRate: format.sampleRate)
+        return (table, "\(url.lastPathComponent), \(table.irLength) taps at \(format.sampleRate) Hz")
     }
 }
