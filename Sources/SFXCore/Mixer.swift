@@ -109,6 +109,12 @@ public final class Mixer: @unchecked Sendable {
         /// Whether `render` calls `releaseStreams()` itself when it ends (the engine's case); off
         /// when the caller releases stream frames later, once they are past the DAC.
         public var releasesStreamsAfterRender: Bool
+        /// Extra slots for virtual voices: positional voices too quiet to hear, which keep their
+        /// place in time without being mixed (see "Positional voices").
+        public var virtualVoices: Int
+        /// The level below which a positional voice is virtual: its gain × distance × cone ×
+        /// listener × group × master gain, linear (1e-4 is −80 dB; 0 turns virtual voices off).
+        public var virtualThreshold: Float
 
         /// Defaults for `sampleRate`: 64 voices plus 16 tails, a 0.3 ms start fade, 5 ms stop
         /// fades and smoothing, a −1 dBFS limiter with a 50 ms release, 1024-frame blocks.
@@ -124,6 +130,8 @@ public final class Mixer: @unchecked Sendable {
             eventCapacity = 1024
             ducking = [.alertsDuckMusic(sampleRate: sampleRate)]
             releasesStreamsAfterRender = true
+            virtualVoices = 32
+            virtualThreshold = 1e-4
         }
 
         fileprivate var normalized: Configuration {
@@ -138,6 +146,8 @@ public final class Mixer: @unchecked Sendable {
             c.maxFramesPerRender = max(1, maxFramesPerRender)
             c.eventCapacity = max(1, eventCapacity)
             c.ducking = ducking.map(Mixer.clampedDucking)
+            c.virtualVoices = max(0, virtualVoices)
+            c.virtualThreshold = virtualThreshold.isNaN ? 0 : min(max(virtualThreshold, 0), 1)
             return c
         }
     }
@@ -160,6 +170,17 @@ public final class Mixer: @unchecked Sendable {
     public var rejectedCount: Int { state.pointee.rejectedCount }
     /// Events lost because the event buffer was full.
     public var droppedEventCount: Int { state.pointee.droppedEventCount }
+    /// Playing voices that are virtual (inaudible, not mixed); the others are real.
+    public var virtualVoiceCount: Int { state.pointee.virtualCount }
+    /// Playing voices that are mixed: at most `maxVoices`.
+    public var realVoiceCount: Int { state.pointee.playingVoiceCount - state.pointee.virtualCount }
+    /// Where positional voices are heard from.
+    public var listener: Listener { state.pointee.listener }
+    public var world: SpatialWorld { state.pointee.world }
+
+    /// Positional voices are updated (gains, pan, pitch, virtual or real) every this many frames
+    /// of `frameTime`, whatever the render blocks; their gains glide from one update to the next.
+    public static let spatialUpdateFrames = 128
 
     struct Group {
         var gain = Ramp(1)
@@ -191,6 +212,11 @@ public final class Mixer: @unchecked Sendable {
         var playCount: UInt64 = 0
         /// Everything paused (`setAllPaused`): every voice, and those started meanwhile, is held.
         var paused = false
+        var listener = Listener()
+        var world = SpatialWorld()
+        /// Voices (playing or fading) that are positional, and playing voices that are virtual.
+        var positionalCount = 0
+        var virtualCount = 0
     }
 
     /// One entry of the `VoiceID` → slot table; `slot` < 0 marks an empty entry.
@@ -223,7 +249,7 @@ public final class Mixer: @unchecked Sendable {
         let c = configuration.normalized
         self.format = format
         self.configuration = c
-        slotCount = c.maxVoices + c.tailVoices
+        slotCount = c.maxVoices + c.virtualVoices + c.tailVoices
         voices = .allocate(capacity: max(slotCount, 1))
         voices.initialize(repeating: VoiceSlot(), count: max(slotCount, 1))
         groups = .allocate(capacity: SoundGroup.count)
@@ -336,6 +362,25 @@ public final class Mixer: @unchecked Sendable {
             forEachVoice { slot in setPause(slot, VoiceSlot.pausedByAll, paused) }
         case .setDucking(let rule):
             setDucking(Mixer.clampedDucking(rule))
+        case .setListener(let listener):
+            state.pointee.listener = Mixer.clampedListener(listener)
+        case .setWorld(let world):
+            state.pointee.world = Mixer.clampedWorld(world)
+        case .setSource(let voice, let source):
+            if let slot = slot(of: voice) {
+                if !voices[slot].positional {
+                    voices[slot].positional = true
+                    state.pointee.positionalCount += 1
+                }
+                voices[slot].source = source.clamped
+            }
+        case .setPosition(let voice, let position, let velocity):
+            if let slot = slot(of: voice), voices[slot].positional {
+                var source = voices[slot].source
+                source.position = position
+                source.velocity = velocity
+                voices[slot].source = source.clamped
+            }
         }
     }
 
@@ -389,13 +434,10 @@ public final class Mixer: @unchecked Sendable {
         if request.maxInstances > 0 {
             while let oldest = oldestInstance(of: key, ifAtLeast: request.maxInstances) { steal(oldest) }
         }
-        if state.pointee.playingVoiceCount >= configuration.maxVoices {
-            guard let victim = stealCandidate(), voices[victim].priority <= request.priority else {
-                return reject(request.voice, .noVoiceAvailable)
-            }
-            steal(victim)
-        }
         var voice = VoiceSlot()
+        voice.gain = Mixer.clampedGain(request.gain)
+        if let source = request.source { place(&voice, source.clamped, group: request.group, virtualizable: true) }
+        guard makeRoom(for: &voice, priority: request.priority) else { return reject(request.voice, .noVoiceAvailable) }
         voice.cueKey = key
         voice.samples = samples
         voice.frameCount = frameCount
@@ -410,13 +452,10 @@ public final class Mixer: @unchecked Sendable {
         let channels = request.stream._withUnsafeGuaranteedRef { $0.channels }
         guard channels == format.channels else { return reject(request.voice, .formatMismatch) }
         guard slot(of: request.voice) == nil else { return reject(request.voice, .duplicateVoice) }
-        if state.pointee.playingVoiceCount >= configuration.maxVoices {
-            guard let victim = stealCandidate(), voices[victim].priority <= request.priority else {
-                return reject(request.voice, .noVoiceAvailable)
-            }
-            steal(victim)
-        }
         var voice = VoiceSlot()
+        voice.gain = Mixer.clampedGain(request.gain)
+        if let source = request.source { place(&voice, source.clamped, group: request.group, virtualizable: false) }
+        guard makeRoom(for: &voice, priority: request.priority) else { return reject(request.voice, .noVoiceAvailable) }
         voice.stream = request.stream
         voice.cueChannels = channels
         voice.rate = Double(Mixer.clampedRate(request.rate))
@@ -428,7 +467,10 @@ public final class Mixer: @unchecked Sendable {
     /// Puts a new voice in a free slot (or a cut tail's), playing, with its gains and fade-in.
     private func start(_ new: VoiceSlot, id: VoiceID, gain: Float, pan: Float, group: SoundGroup,
                        priority: VoicePriority, fadeInFrames: Int) {
-        let slot = freeSlot() ?? cutQuietestTail()
+        // Real voices and tails share maxVoices + tailVoices slots, virtual voices have their own.
+        let tailsFull = !new.isVirtual
+            && state.pointee.activeVoiceCount - state.pointee.virtualCount >= configuration.maxVoices + configuration.tailVoices
+        let slot = tailsFull ? cutQuietestTail() : (freeSlot() ?? cutQuietestTail())
         var voice = new
         voice.phase = .playing
         voice.id = id
@@ -437,8 +479,7 @@ public final class Mixer: @unchecked Sendable {
         voice.order = state.pointee.playCount
         voice.gain = Mixer.clampedGain(gain)
         voice.pan = Mixer.clampedPan(pan)
-        let (l, r) = VoiceSlot.channelGains(
-            gain: voice.gain, pan: voice.pan, cueChannels: voice.cueChannels, outputChannels: format.channels)
+        let (l, r) = channelGains(of: voice)
         voice.left = Ramp(l)
         voice.right = Ramp(r)
         voice.envelope.glide(to: 1, over: max(configuration.startFadeFrames, fadeInFrames))
@@ -450,6 +491,8 @@ public final class Mixer: @unchecked Sendable {
         state.pointee.playCount += 1
         state.pointee.playingVoiceCount += 1
         state.pointee.activeVoiceCount += 1
+        if voice.positional { state.pointee.positionalCount += 1 }
+        if voice.isVirtual { state.pointee.virtualCount += 1 }
     }
 
     private func releaseCue(_ key: UInt32) {
@@ -472,7 +515,12 @@ public final class Mixer: @unchecked Sendable {
     public func render(into output: UnsafeMutablePointer<Float>, frameCount: Int) {
         var done = 0
         while done < frameCount {
-            let frames = min(frameCount - done, configuration.maxFramesPerRender)
+            var frames = min(frameCount - done, configuration.maxFramesPerRender)
+            if state.pointee.positionalCount > 0 {
+                let intoUpdate = state.pointee.frameTime % Mixer.spatialUpdateFrames
+                if intoUpdate == 0 { updatePositionalVoices() }
+                frames = min(frames, Mixer.spatialUpdateFrames - intoUpdate)
+            }
             renderBlock(into: output + done * format.channels, frames: frames)
             done += frames
         }
@@ -501,7 +549,10 @@ public final class Mixer: @unchecked Sendable {
                 bus.update(repeating: 0, count: frames * channels)
                 busInUse |= 1 << group
             }
-            if let produced = voices[slot].mix(into: bus, frames: frames, outputChannels: channels) {
+            let produced = voices[slot].isVirtual && !voices[slot].fadingToVirtual
+                ? voices[slot].skip(frames: frames)
+                : voices[slot].mix(into: bus, frames: frames, outputChannels: channels)
+            if let produced {
                 end(slot, at: frameTime + produced)
                 if counts { duckUntil[group] = max(duckUntil[group], produced) }
             } else if counts {
@@ -579,6 +630,148 @@ public final class Mixer: @unchecked Sendable {
         return next
     }
 
+    // MARK: Positional voices
+
+    /// Makes a new voice positional at `source` and gives it its first spatial update, so it
+    /// starts where it is; one too quiet to hear starts virtual if `virtualizable`.
+    private func place(_ voice: inout VoiceSlot, _ source: Source, group: SoundGroup, virtualizable: Bool) {
+        voice.positional = true
+        voice.source = source
+        voice.group = Int(group.rawValue)
+        let result = Spatializer.compute(source, listener: state.pointee.listener, world: state.pointee.world)
+        voice.spatialGain = result.gain * state.pointee.listener.gain
+        voice.spatialPan = result.pan
+        voice.pitch = Double(result.pitch)
+        voice.isVirtual = virtualizable && audibility(of: voice) < configuration.virtualThreshold
+    }
+
+    /// Makes room for a new voice; stealing takes a virtual voice before a real one. A virtual
+    /// one takes a virtual slot, stealing the least important virtual voice when all are taken
+    /// (or is made real if none may be stolen). A real one takes one of the `maxVoices`: when all
+    /// are taken, the quietest real positional voice quieter than the new one and of no higher
+    /// priority becomes virtual (it plays on, unheard; if the virtual slots are full the least
+    /// important virtual voice is stolen for it); failing that the least important real voice
+    /// is stolen, as without positional voices.
+    /// False when the new voice must be rejected.
+    private func makeRoom(for voice: inout VoiceSlot, priority: VoicePriority) -> Bool {
+        if voice.isVirtual {
+            if state.pointee.virtualCount < configuration.virtualVoices { return true }
+            if let victim = stealCandidate(virtual: true), voices[victim].priority <= priority {
+                steal(victim)
+                return true
+            }
+            voice.isVirtual = false
+        }
+        if realVoiceCount < configuration.maxVoices { return true }
+        if let quiet = quietestRealPositionalVoice(below: audibility(of: voice), priority: priority) {
+            if state.pointee.virtualCount < configuration.virtualVoices {
+                makeVirtual(quiet)
+                return true
+            }
+            if let victim = stealCandidate(virtual: true), voices[victim].priority <= priority {
+                steal(victim)
+                makeVirtual(quiet)
+                return true
+            }
+        }
+        guard let victim = stealCandidate(virtual: false), voices[victim].priority <= priority else { return false }
+        steal(victim)
+        return true
+    }
+
+    /// Every `spatialUpdateFrames`: each positional voice's gain, pan and pitch from its source
+    /// and the listener (its gains glide there over the next update's frames), and which are
+    /// virtual. A playing voice whose level falls below `virtualThreshold` becomes virtual while
+    /// there is a virtual slot; a virtual one heard again becomes real while there is room among
+    /// the `maxVoices`, or in place of a quieter real positional voice of no higher priority
+    /// (which fades out over one update and goes on unheard); a voice coming back fades in from
+    /// silence over one update.
+    private func updatePositionalVoices() {
+        let listener = state.pointee.listener, world = state.pointee.world
+        let threshold = configuration.virtualThreshold
+        forEachVoice { slot in
+            guard voices[slot].positional else { return }
+            voices[slot].fadingToVirtual = false
+            let result = Spatializer.compute(voices[slot].source, listener: listener, world: world)
+            voices[slot].spatialGain = result.gain * listener.gain
+            voices[slot].spatialPan = result.pan
+            voices[slot].pitch = Double(result.pitch)
+            let candidate = voices[slot].phase == .playing && voices[slot].stream == nil
+            let level = audibility(of: voices[slot])
+            if candidate && level < threshold && !voices[slot].isVirtual {
+                if state.pointee.virtualCount < configuration.virtualVoices { makeVirtual(slot) }
+            } else if candidate && level >= threshold && voices[slot].isVirtual {
+                if realVoiceCount >= configuration.maxVoices {
+                    guard let quiet = quietestRealPositionalVoice(below: level, priority: voices[slot].priority) else { return }
+                    makeVirtual(quiet)
+                }
+                voices[slot].isVirtual = false
+                state.pointee.virtualCount -= 1
+                voices[slot].left = Ramp(0)
+                voices[slot].right = Ramp(0)
+            }
+            if !voices[slot].isVirtual { glideChannelGains(slot, over: Mixer.spatialUpdateFrames) }
+        }
+    }
+
+    /// Makes a playing voice virtual: at once if it is too quiet to hear, otherwise after its
+    /// gains glide to silence over one update (it counts as virtual from now).
+    private func makeVirtual(_ slot: Int) {
+        state.pointee.virtualCount += 1
+        if audibility(of: voices[slot]) < configuration.virtualThreshold {
+            voices[slot].isVirtual = true
+        } else {
+            voices[slot].isVirtual = true
+            voices[slot].fadingToVirtual = true
+            voices[slot].left.glide(to: 0, over: Mixer.spatialUpdateFrames)
+            voices[slot].right.glide(to: 0, over: Mixer.spatialUpdateFrames)
+        }
+    }
+
+    /// The quietest real, playing, positional cue voice quieter than `level` and of priority at
+    /// most `priority`.
+    private func quietestRealPositionalVoice(below level: Float, priority: VoicePriority) -> Int? {
+        var best: Int?
+        var bestLevel = level
+        forEachVoice { slot in
+            let v = voices[slot]
+            guard v.phase == .playing, v.positional, !v.isVirtual, v.stream == nil, v.priority <= priority else { return }
+            let l = audibility(of: v)
+            if l < bestLevel {
+                best = slot
+                bestLevel = l
+            }
+        }
+        return best
+    }
+
+    /// How loud a voice is heard: its gain × its spatial gain (1 if not positional) × its
+    /// group's gain, mute and duck × the master gain (their targets).
+    private func audibility(of v: VoiceSlot) -> Float {
+        let g = groups[v.group]
+        return v.gain * (v.positional ? v.spatialGain : 1) * g.gain.target * g.mute.target * g.duck.target
+            * state.pointee.master.target
+    }
+
+    private static func clampedListener(_ listener: Listener) -> Listener {
+        func finite(_ v: Vector3, or fallback: Vector3) -> Vector3 { v.x.isFinite && v.y.isFinite && v.z.isFinite ? v : fallback }
+        var l = listener
+        l.position = finite(listener.position, or: .zero)
+        l.velocity = finite(listener.velocity, or: .zero)
+        l.forward = finite(listener.forward, or: Vector3(0, 0, -1))
+        l.up = finite(listener.up, or: Vector3(0, 1, 0))
+        l.gain = clampedGain(listener.gain)
+        return l
+    }
+
+    private static func clampedWorld(_ world: SpatialWorld) -> SpatialWorld {
+        var w = world
+        w.dopplerFactor = world.dopplerFactor.isFinite ? max(world.dopplerFactor, 0) : 1
+        w.speedOfSound = world.speedOfSound.isFinite && world.speedOfSound > 0 ? world.speedOfSound : 343.3
+        w.metersPerUnit = world.metersPerUnit.isFinite && world.metersPerUnit > 0 ? world.metersPerUnit : 1
+        return w
+    }
+
     // MARK: Voice slots
 
     /// Calls `body` with the slot of every voice, in slot order. `body` may end the voice it is
@@ -647,11 +840,12 @@ public final class Mixer: @unchecked Sendable {
         index[hole] = IndexEntry()
     }
 
-    /// The lowest-priority playing voice, the oldest among equals.
-    private func stealCandidate() -> Int? {
+    /// The lowest-priority playing voice, the oldest among equals, among the virtual voices or
+    /// among the real ones.
+    private func stealCandidate(virtual: Bool) -> Int? {
         var best: Int?
         forEachVoice { slot in
-            guard voices[slot].phase == .playing else { return }
+            guard voices[slot].phase == .playing && voices[slot].isVirtual == virtual else { return }
             guard let b = best else { best = slot; return }
             let v = voices[slot], w = voices[b]
             if v.priority < w.priority || (v.priority == w.priority && v.order < w.order) { best = slot }
@@ -693,6 +887,23 @@ public final class Mixer: @unchecked Sendable {
 
     /// Starts (or shortens) a voice's fade-out; `event` is what it reports when silent.
     private func fadeOut(_ slot: Int, frames: Int, reporting event: MixerEvent) {
+        if voices[slot].phase == .playing && voices[slot].fadingToVirtual {
+            // Still fading to silence: fade out from where it is, as a real voice.
+            voices[slot].isVirtual = false
+            voices[slot].fadingToVirtual = false
+            state.pointee.virtualCount -= 1
+        }
+        if voices[slot].phase == .playing && voices[slot].isVirtual {
+            // Nothing to fade: it ends at once.
+            voices[slot].phase = .fading
+            voices[slot].fadeEnd = event
+            state.pointee.playingVoiceCount -= 1
+            state.pointee.virtualCount -= 1
+            voices[slot].isVirtual = false
+            end(slot, at: state.pointee.frameTime)
+            postReleasedCues()
+            return
+        }
         if voices[slot].phase == .playing {
             voices[slot].phase = .fading
             voices[slot].fadeEnd = event
@@ -711,6 +922,8 @@ public final class Mixer: @unchecked Sendable {
     private func end(_ slot: Int, at frame: Int) {
         let voice = voices[slot]
         if voice.phase == .playing { state.pointee.playingVoiceCount -= 1 }
+        if voice.phase == .playing && voice.isVirtual { state.pointee.virtualCount -= 1 }
+        if voice.positional { state.pointee.positionalCount -= 1 }
         state.pointee.activeVoiceCount -= 1
         voices[slot].phase = .free
         vacate(slot, id: voice.id)
@@ -752,12 +965,18 @@ public final class Mixer: @unchecked Sendable {
         }
     }
 
-    private func glideChannelGains(_ slot: Int) {
-        let v = voices[slot]
-        let (l, r) = VoiceSlot.channelGains(
-            gain: v.gain, pan: v.pan, cueChannels: v.cueChannels, outputChannels: format.channels)
-        voices[slot].left.glide(to: l, over: configuration.smoothingFrames)
-        voices[slot].right.glide(to: r, over: configuration.smoothingFrames)
+    private func glideChannelGains(_ slot: Int, over frames: Int? = nil) {
+        let (l, r) = channelGains(of: voices[slot])
+        voices[slot].left.glide(to: l, over: frames ?? configuration.smoothingFrames)
+        voices[slot].right.glide(to: r, over: frames ?? configuration.smoothingFrames)
+    }
+
+    /// A voice's channel gains: from its gain and pan, or for a positional voice from its gain,
+    /// the last spatial update's gain and its pan.
+    private func channelGains(of v: VoiceSlot) -> (Float, Float) {
+        v.positional
+            ? VoiceSlot.channelGains(gain: v.gain * v.spatialGain, pan: v.spatialPan, cueChannels: v.cueChannels, outputChannels: format.channels)
+            : VoiceSlot.channelGains(gain: v.gain, pan: v.pan, cueChannels: v.cueChannels, outputChannels: format.channels)
     }
 
     private func releasingIndex(_ key: UInt32) -> Int? {

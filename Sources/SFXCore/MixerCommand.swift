@@ -28,12 +28,15 @@ public struct PlayRequest: Sendable, BitwiseCopyable {
     public var fadeInFrames: Int
     /// Playback rate, 0.5…2 (1 as recorded); see `Mixer` on rate.
     public var rate: Float
+    /// Where the voice is in the game's world; nil (the default) plays it as it is, panned by
+    /// `pan`. A positional voice ignores `pan` (see `Mixer` on positional voices).
+    public var source: Source?
 
     /// A request for `cue`, which the caller keeps alive until the mixer releases it.
     public init(
         voice: VoiceID, cue: Cue, gain: Float = 1, pan: Float = 0, loops: Int = 0,
         group: SoundGroup = .effects, priority: VoicePriority = .normal, maxInstances: Int = 0,
-        fadeInFrames: Int = 0, rate: Float = 1
+        fadeInFrames: Int = 0, rate: Float = 1, source: Source? = nil
     ) {
         self.voice = voice
         self.cue = .passUnretained(cue)
@@ -45,6 +48,7 @@ public struct PlayRequest: Sendable, BitwiseCopyable {
         self.maxInstances = maxInstances
         self.fadeInFrames = fadeInFrames
         self.rate = rate
+        self.source = source
     }
 }
 
@@ -68,10 +72,13 @@ public struct StreamRequest: Sendable, BitwiseCopyable {
     public var rate: Float
     /// Starts the voice paused (silent, its cursor held) until `.resume`.
     public var paused: Bool
+    /// See `PlayRequest.source`. A positional stream is never made virtual.
+    public var source: Source?
 
     public init(
         voice: VoiceID, stream: StreamRing, gain: Float = 1, pan: Float = 0, group: SoundGroup = .music,
-        priority: VoicePriority = .high, fadeInFrames: Int = 0, rate: Float = 1, paused: Bool = false
+        priority: VoicePriority = .high, fadeInFrames: Int = 0, rate: Float = 1, paused: Bool = false,
+        source: Source? = nil
     ) {
         self.voice = voice
         self.stream = .passUnretained(stream)
@@ -82,6 +89,7 @@ public struct StreamRequest: Sendable, BitwiseCopyable {
         self.fadeInFrames = fadeInFrames
         self.rate = rate
         self.paused = paused
+        self.source = source
     }
 }
 
@@ -152,6 +160,14 @@ public enum MixerCommand: Sendable, BitwiseCopyable {
     case setAllPaused(Bool)
     /// Adds or replaces the ducking rule of `trigger` (see `Ducking`).
     case setDucking(Ducking)
+    /// Moves or turns the listener; positional voices follow at the next spatial update.
+    case setListener(Listener)
+    /// Changes the doppler factor, the speed of sound or the length of a unit.
+    case setWorld(SpatialWorld)
+    /// Makes a voice positional with these properties (or changes them all).
+    case setSource(VoiceID, Source)
+    /// Moves a positional voice (a voice that is not positional ignores it).
+    case setPosition(VoiceID, Vector3, velocity: Vector3)
 }
 
 /// What the mixer reports back, drained after each render with `Mixer.drainEvents(_:)`.

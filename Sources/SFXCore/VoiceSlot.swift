@@ -52,6 +52,23 @@ struct VoiceSlot {
     var hold = Ramp(1)
     var paused: Bool { pauses != 0 }
 
+    /// A positional voice: its gains, pan and pitch come from `source` and the listener, at
+    /// every spatial update (see `Mixer` on positional voices).
+    var positional = false
+    var source = Source()
+    /// The last spatial update's distance × cone × listener gain, its pan and its doppler pitch
+    /// (the rate is multiplied by it).
+    var spatialGain: Float = 1
+    var spatialPan: Float = 0
+    var pitch: Double = 1
+    /// Inaudible: the voice keeps its place in time without being mixed.
+    var isVirtual = false
+    /// Made virtual while still heard: mixed until the next spatial update, its gains gliding to 0.
+    var fadingToVirtual = false
+
+    /// Source frames per output frame: the rate times the doppler pitch.
+    var step: Double { rate * pitch }
+
     static let pausedByVoice: UInt8 = 1
     static let pausedByGroup: UInt8 = 2
     static let pausedByAll: UInt8 = 4
@@ -76,7 +93,7 @@ struct VoiceSlot {
         if paused && hold.isSettled { return phase == .fading ? 0 : nil }
         if let stream { return mixStream(stream, into: bus, frames: frames, outputChannels: outputChannels) }
         guard let samples else { return 0 }
-        if rate != 1 || fraction != 0 {
+        if step != 1 || fraction != 0 {
             return mixInterpolated(samples, into: bus, frames: frames, outputChannels: outputChannels)
         }
         var done = 0
@@ -175,9 +192,39 @@ struct VoiceSlot {
         return nil
     }
 
+    /// Advances a virtual voice by `frames` frames as `mix` would, without a sound: its position,
+    /// loops, fades and pause ramp move exactly as if it had been mixed (frame by frame, so the
+    /// result does not depend on how rendering was split). Returns what `mix` would.
+    mutating func skip(frames: Int) -> Int? {
+        if paused && hold.isSettled { return phase == .fading ? 0 : nil }
+        var done = 0
+        while done < frames {
+            if step == 1 && fraction == 0 && left.isSettled && right.isSettled && envelope.isSettled && hold.isSettled {
+                let span = min(frames - done, frameCount - position)
+                done += span
+                position += span
+            } else {
+                _ = envelope.next()
+                _ = hold.next()
+                _ = left.next()
+                _ = right.next()
+                done += 1
+                advance()
+                if phase == .fading && envelope.isSettled { return done }
+            }
+            while position >= frameCount {
+                if loopsLeft == 0 { return done }
+                if loopsLeft > 0 { loopsLeft -= 1 }
+                position -= frameCount
+            }
+            if paused && hold.isSettled { return nil }
+        }
+        return nil
+    }
+
     @inline(__always)
     private mutating func advance() {
-        fraction += rate
+        fraction += step
         let whole = fraction.rounded(.down)
         fraction -= whole
         position += Int(whole)

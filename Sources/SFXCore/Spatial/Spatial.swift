@@ -18,8 +18,8 @@ public struct Listener: Sendable, BitwiseCopyable, Hashable {
     public var up: Vector3
     public var gain: Float
 
-    public init(position: Vector3 = .zero, velocity: Vector3 = .zero, forward: Vector3 = [0, 0, -1],
-                up: Vector3 = [0, 1, 0], gain: Float = 1) {
+    public init(position: Vector3 = .zero, velocity: Vector3 = .zero, forward: Vector3 = Vector3(0, 0, -1),
+                up: Vector3 = Vector3(0, 1, 0), gain: Float = 1) {
         self.position = position
         self.velocity = velocity
         self.forward = forward
@@ -251,8 +251,8 @@ public enum Spatializer {
         var ahead = listener.forward
         var right = cross(ahead, listener.up)
         if !(length(ahead) > 0) || !(length(right) > 0) {
-            ahead = [0, 0, -1]
-            right = [1, 0, 0]
+            ahead = Vector3(0, 0, -1)
+            right = Vector3(1, 0, 0)
         }
         ahead /= length(ahead)
         right /= length(right)
