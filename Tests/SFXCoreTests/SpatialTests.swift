@@ -15,12 +15,12 @@
 // has its pole: the gain there is taken as unbounded, so 1 after the clamp (OpenAL Soft does not
 // attenuate there either).
 //
-// §3.4.4 (source cone): with θ the angle between AL_DIRECTION and the vector from the source to
+// The source cone (AL_CONE_INNER_ANGLE, AL_CONE_OUTER_ANGLE, AL_CONE_OUTER_GAIN): with θ the angle between AL_DIRECTION and the vector from the source to
 // the listener, the gain is 1 for θ ≤ AL_CONE_INNER_ANGLE / 2, AL_CONE_OUTER_GAIN for
 // θ ≥ AL_CONE_OUTER_ANGLE / 2, and interpolated linearly in θ between; a zero AL_DIRECTION is
 // omnidirectional, and 360°/360° (the default) is no cone.
 //
-// §3.5.2 (doppler), with SS AL_SPEED_OF_SOUND, DF AL_DOPPLER_FACTOR, SL the vector from the
+// Velocity-dependent doppler, with SS AL_SPEED_OF_SOUND, DF AL_DOPPLER_FACTOR, SL the vector from the
 // source to the listener, SV and LV the source's and the listener's velocities:
 //   vls = (SL · LV) / |SL|,  vss = (SL · SV) / |SL|
 //   vls = min(vls, SS/DF),   vss = min(vss, SS/DF)
@@ -28,7 +28,7 @@
 // DF = 0 is no doppler. Where the clamped speeds make f′ zero or infinite, sfx keeps the pitch
 // within 1/4…4 (its documented range), so the expectation is the formula's value within 1/4…4.
 //
-// Listener orientation (§3.7.3): AL_ORIENTATION is "at" and "up"; the listener's right is at × up.
+// Listener orientation: AL_ORIENTATION is "at" and "up"; the listener's right is at × up.
 // A relative source (AL_SOURCE_RELATIVE) is given in the listener's own frame.
 //
 // Every comparison is within 1e-5 relative.
