@@ -3,7 +3,7 @@
 //
 // Layers (each target imports only the layers below it):
 //   1. C       CALSA, CSndFile, CSoxr, CEBUR128, CFFmpeg, CGPIOD (system libraries; all but alsa-lib loaded on first use
-//              by CSFXMedia, CSFXFFmpeg, CSFXHaptics; libcurl by CSFXCurl; libpulse by CSFXPulse; each through CSFXOnDemand); CSFXSystem, CSFXALSA, CSFXHaptics (shims), SFXSystem (typed checks over them);
+//              by CSFXMedia, CSFXFFmpeg, CSFXHaptics; libcurl by CSFXCurl; libpulse by CSFXPulse; libmysofa by CSFXMySofa; each through CSFXOnDemand); CSFXSystem, CSFXALSA, CSFXHaptics (shims), SFXSystem (typed checks over them);
 //              SFXCard (the virtual sound card plugin, linked as libsfxcard.so by SFXCardPlugin) and SFXCardSupport (its Swift side); SFXTesting (both, for games' tests)
 //   2. Core    SFXCore: cues, the mixer, lock-free queues — no devices, no files
 //   3. Media   SFXSoundDesign (the bundled sounds' synthesis), SFXMedia (decode, resample, encode, themes)
@@ -51,7 +51,7 @@ let package = Package(
         // to load); CSFXFFmpeg loads them on first use and defines the functions sfx calls.
         .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
         // A library loaded on first use, once, with its one-line error (a header, sfx_on_demand.h):
-        // the loaders of CSFXFFmpeg, CSFXCurl, SFXCard, CSFXPulse, CSFXMedia and CSFXHaptics.
+        // the loaders of CSFXFFmpeg, CSFXCurl, SFXCard, CSFXPulse, CSFXMedia, CSFXHaptics and CSFXMySofa.
         .target(name: "CSFXOnDemand"),
         .target(name: "CSFXFFmpeg", dependencies: ["CFFmpeg", "CSFXOnDemand"]),
         // libcurl's functions as FoundationNetworking calls them, loading libcurl.so.4 at the first
@@ -88,6 +88,9 @@ let package = Package(
         .target(name: "CSFXALSA", linkerSettings: [.linkedLibrary("asound")]),
         // Sound servers: libpulse introspection (PulseAudio, or PipeWire through pipewire-pulse).
         .target(name: "CSFXPulse", dependencies: ["CSFXOnDemand"]),   // libpulse: loaded on first use
+        // SOFA files (HRTF sets) through libmysofa, loaded on first use (checked against mysofa.h:
+        // libmysofa-dev, in script/common.sh).
+        .target(name: "CSFXMySofa", dependencies: ["CSFXOnDemand"]),
 
         // Test support: counts heap calls made on one chosen thread (the real-time thread).
         .target(name: "CAllocationTrap", path: "Tests/Support/CAllocationTrap"),
@@ -104,7 +107,7 @@ let package = Package(
         // mpg123_new must be the one libsndfile finds, also now that libsndfile is loaded on
         // first use (on_demand.c) rather than linked, which made the linker export it.
         .target(name: "CSFXMedia", dependencies: ["CSFXOnDemand"], linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=mpg123_new"])]),
-        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CEBUR128", "CFFmpeg", "CSFXFFmpeg", "CSFXCurl", "CSFXMedia", "SFXSystem"],
+        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CEBUR128", "CFFmpeg", "CSFXFFmpeg", "CSFXCurl", "CSFXMedia", "CSFXMySofa", "SFXSystem"],
                 swiftSettings: curlOnDemand),
 
         // 4. Device.

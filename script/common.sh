@@ -18,6 +18,13 @@ cd "$SFX_ROOT"
 # /etc/alsa/conf.d/99-pipewire-default.conf, which points ALSA's `default` at PipeWire, as on a
 # desktop; it is left alone: the virtual card's configuration does not load conf.d, and the
 # server tests use configurations of their own.
+# The filter tests: python3-numpy and python3-scipy (Tests/Support/filters/FilterReference.py
+# runs the RBJ cookbook's biquads through scipy.signal.lfilter, under /usr/bin/python3).
+# HRTF: libmysofa-dev (mysofa.h, which Sources/CSFXMySofa is compiled against; libmysofa itself
+# is loaded on first use, like libpulse, so libmysofa1 is not in SFX_RUN_PACKAGES; it also
+# brings /usr/share/libmysofa/default.sofa, which the tests render); python3-h5py, python3-numpy
+# and python3-scipy for the tests' reference (Tests/Support/hrtf/reference.py reads the SOFA
+# file's raw measurements without libmysofa and resamples them).
 # Tests only: libopenal-dev (OpenAL Soft; OpenALReferenceTests builds Tests/Support/OpenALReference/
 # render.c against it and renders the same scenes through its loopback device, the reference that
 # sfx's positional audio is compared with). Nothing of sfx links it, so `--build` leaves it out.
@@ -25,7 +32,8 @@ SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libsoxr-de
               libavformat-dev libavcodec-dev libavutil-dev libswresample-dev
               alsa-utils sound-theme-freedesktop sox gcc g++ binutils man-db zsh
               libpulse-dev pipewire pipewire-bin wireplumber pipewire-pulse dbus pulseaudio-utils
-              pipewire-alsa libasound2-plugins systemd util-linux python3 libcurl4-openssl-dev libopenal-dev)
+              pipewire-alsa libasound2-plugins systemd util-linux python3 libcurl4-openssl-dev
+              libmysofa-dev python3-h5py python3-numpy python3-scipy libopenal-dev)
 
 # What a program that depends on sfx needs to build (`script/packages --build` prints it; the
 # README quotes it): pkg-config and the -dev packages above but the tests' libopenal-dev. What its

@@ -234,6 +234,11 @@ public final class Mixer: @unchecked Sendable {
     let index: UnsafeMutablePointer<IndexEntry>
     let indexMask: Int
     let groups: UnsafeMutablePointer<Group>
+    /// Per slot, the voice's filters; per group, the group's (`VoiceFilters.filter` only).
+    let filters: UnsafeMutablePointer<VoiceFilters>
+    let groupFilters: UnsafeMutablePointer<VoiceFilters>
+    /// One block of one voice, where a filtered voice is mixed before it is filtered.
+    private let scratch: UnsafeMutablePointer<Float>
     /// One bus per group, `maxFramesPerRender × channels` samples each.
     private let buses: UnsafeMutablePointer<Float>
     private let events: UnsafeMutablePointer<(MixerEvent, Int)>
@@ -254,6 +259,13 @@ public final class Mixer: @unchecked Sendable {
         voices.initialize(repeating: VoiceSlot(), count: max(slotCount, 1))
         groups = .allocate(capacity: SoundGroup.count)
         groups.initialize(repeating: Group(), count: SoundGroup.count)
+        let openFilters = VoiceFilters(sampleRate: format.sampleRate, smoothingFrames: c.smoothingFrames)
+        filters = .allocate(capacity: max(slotCount, 1))
+        filters.initialize(repeating: openFilters, count: max(slotCount, 1))
+        groupFilters = .allocate(capacity: SoundGroup.count)
+        groupFilters.initialize(repeating: openFilters, count: SoundGroup.count)
+        scratch = .allocate(capacity: c.maxFramesPerRender * format.channels)
+        scratch.initialize(repeating: 0, count: c.maxFramesPerRender * format.channels)
         buses = .allocate(capacity: SoundGroup.count * c.maxFramesPerRender * format.channels)
         buses.initialize(repeating: 0, count: SoundGroup.count * c.maxFramesPerRender * format.channels)
         events = .allocate(capacity: c.eventCapacity)
@@ -284,6 +296,9 @@ public final class Mixer: @unchecked Sendable {
     deinit {
         voices.deallocate()
         groups.deallocate()
+        filters.deallocate()
+        groupFilters.deallocate()
+        scratch.deallocate()
         buses.deallocate()
         events.deallocate()
         releasingCues.deallocate()
@@ -374,6 +389,14 @@ public final class Mixer: @unchecked Sendable {
                 }
                 voices[slot].source = source.clamped
             }
+        case .setFilter(let voice, let settings):
+            if let slot = slot(of: voice) { filters[slot].setFilter(settings?.clamped(sampleRate: format.sampleRate)) }
+        case .setGroupFilter(let group, let settings):
+            groupFilters[Int(group.rawValue)].setFilter(settings?.clamped(sampleRate: format.sampleRate))
+        case .changeSource(let voice, let change):
+            if let slot = slot(of: voice), voices[slot].positional {
+                voices[slot].source = change.applied(to: voices[slot].source)
+            }
         case .setPosition(let voice, let position, let velocity):
             if let slot = slot(of: voice), voices[slot].positional {
                 var source = voices[slot].source
@@ -445,7 +468,7 @@ public final class Mixer: @unchecked Sendable {
         voice.loopsLeft = request.loops
         voice.rate = Double(Mixer.clampedRate(request.rate))
         start(voice, id: request.voice, gain: request.gain, pan: request.pan, group: request.group,
-              priority: request.priority, fadeInFrames: request.fadeInFrames)
+              priority: request.priority, fadeInFrames: request.fadeInFrames, filter: request.filter)
     }
 
     private func playStream(_ request: StreamRequest) {
@@ -466,7 +489,7 @@ public final class Mixer: @unchecked Sendable {
 
     /// Puts a new voice in a free slot (or a cut tail's), playing, with its gains and fade-in.
     private func start(_ new: VoiceSlot, id: VoiceID, gain: Float, pan: Float, group: SoundGroup,
-                       priority: VoicePriority, fadeInFrames: Int) {
+                       priority: VoicePriority, fadeInFrames: Int, filter: FilterSettings? = nil) {
         // Real voices and tails share maxVoices + tailVoices slots, virtual voices have their own.
         let tailsFull = !new.isVirtual
             && state.pointee.activeVoiceCount - state.pointee.virtualCount >= configuration.maxVoices + configuration.tailVoices
@@ -487,6 +510,12 @@ public final class Mixer: @unchecked Sendable {
         if state.pointee.paused { voice.pauses |= VoiceSlot.pausedByAll }
         if voice.pauses != 0 { voice.hold = Ramp(0) }
         voices[slot] = voice
+        filters[slot].filterOn = false
+        filters[slot].filterClosing = false
+        filters[slot].airOn = false
+        filters[slot].setFilter(filter?.clamped(sampleRate: format.sampleRate))
+        if voice.positional { filters[slot].setAirGain(airGain(of: voice)) }
+        filters[slot].reset()
         occupy(slot, id: id)
         state.pointee.playCount += 1
         state.pointee.playingVoiceCount += 1
@@ -549,9 +578,19 @@ public final class Mixer: @unchecked Sendable {
                 bus.update(repeating: 0, count: frames * channels)
                 busInUse |= 1 << group
             }
-            let produced = voices[slot].isVirtual && !voices[slot].fadingToVirtual
-                ? voices[slot].skip(frames: frames)
-                : voices[slot].mix(into: bus, frames: frames, outputChannels: channels)
+            let produced: Int?
+            if voices[slot].isVirtual && !voices[slot].fadingToVirtual {
+                produced = voices[slot].skip(frames: frames)
+            } else if filters[slot].isActive {
+                scratch.update(repeating: 0, count: frames * channels)
+                produced = voices[slot].mix(into: scratch, frames: frames, outputChannels: channels)
+                // A voice that ends stops at its last frame, filter and all, whatever the blocks.
+                let heard = produced ?? frames
+                filters[slot].process(scratch, frames: heard, channels: channels)
+                for i in 0..<(heard * channels) { bus[i] += scratch[i] }
+            } else {
+                produced = voices[slot].mix(into: bus, frames: frames, outputChannels: channels)
+            }
             if let produced {
                 end(slot, at: frameTime + produced)
                 if counts { duckUntil[group] = max(duckUntil[group], produced) }
@@ -561,6 +600,15 @@ public final class Mixer: @unchecked Sendable {
         }
         postReleasedCues()
         sortEvents(from: firstEvent)
+        // A group's filter runs on every block while it is on, voices or not, so that its tail
+        // rings out the same however rendering is split.
+        for group in 0..<SoundGroup.count where groupFilters[group].isActive {
+            if busInUse & (1 << group) == 0 {
+                buses.advanced(by: group * busSize).update(repeating: 0, count: frames * channels)
+                busInUse |= 1 << group
+            }
+            groupFilters[group].process(buses + group * busSize, frames: frames, channels: channels)
+        }
 
         // The group buses into the output, in stretches between the frames where a duck may
         // start a glide: within one, a group whose three gains rest at their targets has one
@@ -709,6 +757,10 @@ public final class Mixer: @unchecked Sendable {
                 state.pointee.virtualCount -= 1
                 voices[slot].left = Ramp(0)
                 voices[slot].right = Ramp(0)
+                filters[slot].reset()
+            }
+            if voices[slot].source.airAbsorptionFactor > 0 || filters[slot].airOn {
+                filters[slot].setAirGain(airGain(of: voices[slot], distance: result.distance))
             }
             if !voices[slot].isVirtual { glideChannelGains(slot, over: Mixer.spatialUpdateFrames) }
         }
@@ -743,6 +795,17 @@ public final class Mixer: @unchecked Sendable {
             }
         }
         return best
+    }
+
+    /// Air absorption's high-frequency gain for a positional voice, as OpenAL Soft feeds it:
+    /// over the distance beyond the reference distance (clamped to the maximum), times the
+    /// rolloff factor.
+    private func airGain(of v: VoiceSlot, distance: Float? = nil) -> Float {
+        let s = v.source
+        guard s.airAbsorptionFactor > 0 else { return 1 }
+        let d = distance ?? Spatializer.compute(s, listener: state.pointee.listener, world: state.pointee.world).distance
+        let beyond = max(min(d, s.maximumDistance) - s.referenceDistance, 0) * s.rolloffFactor
+        return AirAbsorption.highFrequencyGain(distance: beyond, factor: s.airAbsorptionFactor, metersPerUnit: state.pointee.world.metersPerUnit)
     }
 
     /// How loud a voice is heard: its gain × its spatial gain (1 if not positional) × its
@@ -868,13 +931,13 @@ public final class Mixer: @unchecked Sendable {
 
     /// Ends the fading voice nearest to silence, to make room; returns its slot.
     private func cutQuietestTail() -> Int {
-        var best = 0
+        var quietest: Int?
         forEachVoice { slot in
             guard voices[slot].phase == .fading else { return }
-            if voices[best].phase != .fading || voices[slot].envelope.remaining < voices[best].envelope.remaining {
-                best = slot
-            }
+            if let q = quietest, voices[slot].envelope.remaining >= voices[q].envelope.remaining { return }
+            quietest = slot
         }
+        let best = quietest ?? 0
         end(best, at: state.pointee.frameTime)
         postReleasedCues()
         return best

@@ -31,12 +31,14 @@ public struct PlayRequest: Sendable, BitwiseCopyable {
     /// Where the voice is in the game's world; nil (the default) plays it as it is, panned by
     /// `pan`. A positional voice ignores `pan` (see `Mixer` on positional voices).
     public var source: Source?
+    /// A filter on the voice from its first frame (low-pass for occlusion, …), or nil.
+    public var filter: FilterSettings?
 
     /// A request for `cue`, which the caller keeps alive until the mixer releases it.
     public init(
         voice: VoiceID, cue: Cue, gain: Float = 1, pan: Float = 0, loops: Int = 0,
         group: SoundGroup = .effects, priority: VoicePriority = .normal, maxInstances: Int = 0,
-        fadeInFrames: Int = 0, rate: Float = 1, source: Source? = nil
+        fadeInFrames: Int = 0, rate: Float = 1, source: Source? = nil, filter: FilterSettings? = nil
     ) {
         self.voice = voice
         self.cue = .passUnretained(cue)
@@ -49,6 +51,7 @@ public struct PlayRequest: Sendable, BitwiseCopyable {
         self.fadeInFrames = fadeInFrames
         self.rate = rate
         self.source = source
+        self.filter = filter
     }
 }
 
@@ -168,6 +171,44 @@ public enum MixerCommand: Sendable, BitwiseCopyable {
     case setSource(VoiceID, Source)
     /// Moves a positional voice (a voice that is not positional ignores it).
     case setPosition(VoiceID, Vector3, velocity: Vector3)
+    /// Changes one property of a positional voice's source (a voice that is not positional ignores it).
+    case changeSource(VoiceID, SourceChange)
+    /// Puts a filter on a voice, or glides it to new settings; nil takes it off (it first glides
+    /// to an open low-pass, so it never clicks).
+    case setFilter(VoiceID, FilterSettings?)
+    /// The same for a group's bus: everything the group plays goes through it.
+    case setGroupFilter(SoundGroup, FilterSettings?)
+}
+
+/// One property of a positional voice's `Source`, for `MixerCommand.changeSource`.
+public enum SourceChange: Sendable, BitwiseCopyable {
+    case position(Vector3)
+    case velocity(Vector3)
+    /// The cone and the direction the source faces (zero: no direction, the cone has no effect).
+    case cone(Cone, direction: Vector3)
+    case relative(Bool)
+    case distance(DistanceModel, referenceDistance: Float, maximumDistance: Float, rolloffFactor: Float)
+    case airAbsorption(Float)
+
+    /// `source` with this change made.
+    public func applied(to source: Source) -> Source {
+        var s = source
+        switch self {
+        case .position(let p): s.position = p
+        case .velocity(let v): s.velocity = v
+        case .cone(let cone, let direction):
+            s.cone = cone
+            s.direction = direction
+        case .relative(let relative): s.relative = relative
+        case .distance(let model, let reference, let maximum, let rolloff):
+            s.distanceModel = model
+            s.referenceDistance = reference
+            s.maximumDistance = maximum
+            s.rolloffFactor = rolloff
+        case .airAbsorption(let factor): s.airAbsorptionFactor = factor
+        }
+        return s.clamped
+    }
 }
 
 /// What the mixer reports back, drained after each render with `Mixer.drainEvents(_:)`.

@@ -1,10 +1,11 @@
 /// A copy of everything a mixer changes as it runs, taken at one frame, so that it can render
 /// again from there: how rewind mode re-renders what it already wrote with a new voice in it.
 ///
-/// The copy is a memory copy of the mixer's preallocated arrays — voices, occupancy, the voice
-/// index, groups, the cues being released, and the state (frame time, counters, master gain, the
-/// limiter) — not a field-by-field copy, so whatever plain data is added to those arrays is in
-/// every snapshot without a change here. The event buffer is not: events are drained after every
+/// The copy is a memory copy of the mixer's preallocated arrays — the voices and their filters
+/// (of occupied slots), occupancy, the voice index, groups and their filters, the cues being
+/// released, and the state (frame time, counters, master gain, the limiter, the listener) — not a
+/// field-by-field copy, so whatever plain data is added to those arrays is in every snapshot
+/// without a change here. The event buffer is not: events are drained after every
 /// render, and the mixer being restored keeps its own (the engine drains before each save and
 /// restore). Restoring a snapshot and rendering the same commands gives the same samples, bit
 /// for bit, as the first time.
@@ -45,8 +46,20 @@ extension Mixer {
         precondition(slotCount == source.slotCount && indexMask == source.indexMask,
                      "a snapshot must be taken of a mixer with the same voices")
         let events = state.pointee.eventCount
-        Self.copy(voices, from: source.voices, count: max(slotCount, 1))
+        // Voices and their filters of occupied slots only: a free slot is written whole when a
+        // voice starts in it, and nothing reads it before.
+        for word in 0..<occupiedWords {
+            var bits = source.occupied[word]
+            while bits != 0 {
+                let slot = word * 64 + bits.trailingZeroBitCount
+                bits &= bits - 1
+                guard slot < slotCount else { break }
+                voices[slot] = source.voices[slot]
+                filters[slot] = source.filters[slot]
+            }
+        }
         Self.copy(occupied, from: source.occupied, count: occupiedWords)
+        Self.copy(groupFilters, from: source.groupFilters, count: SoundGroup.count)
         Self.copy(index, from: source.index, count: indexMask + 1)
         Self.copy(groups, from: source.groups, count: SoundGroup.count)
         Self.copy(releasingCues, from: source.releasingCues, count: max(slotCount, 1))

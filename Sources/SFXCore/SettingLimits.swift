@@ -37,4 +37,33 @@ public enum SettingLimits {
 
     /// A voice's priority (`VoicePriority.rawValue`): which voices give way when all are busy.
     public static let priority: ClosedRange<Int> = 0...255
+
+    /// A cone's angles, in degrees (`Cone`).
+    public static let coneAngle: ClosedRange<Float> = 0...360
+
+    /// A cone's outer gain and the listener's gain beyond 1 are not OpenAL's: 0…1 (`Cone.outerGain`).
+    public static let coneOuterGain: ClosedRange<Float> = 0...1
+
+    /// A source's reference and maximum distance, in world units (`Source`).
+    public static let distance: ClosedRange<Float> = 0...Float.greatestFiniteMagnitude
+
+    /// A source's rolloff factor (OpenAL's `AL_ROLLOFF_FACTOR`, 0 turns attenuation off).
+    public static let rolloff: ClosedRange<Float> = 0...1_000
+
+    /// OpenAL's `AL_AIR_ABSORPTION_FACTOR`.
+    public static let airAbsorption: ClosedRange<Float> = 0...10
+
+    /// OpenAL's `AL_DOPPLER_FACTOR`: 0 turns doppler off.
+    public static let dopplerFactor: ClosedRange<Float> = 0...100
+
+    /// OpenAL's `AL_SPEED_OF_SOUND` and the length of a unit, in world units: more than 0.
+    public static let speedOfSound: ClosedRange<Float> = 0.001...Float.greatestFiniteMagnitude
+    public static let metersPerUnit: ClosedRange<Float> = 0.000_001...1_000_000
+
+    /// A filter's cutoff in Hz (above 0.45 × the sample rate the mixer takes 0.45 × the rate),
+    /// its resonance Q, a high shelf's slope, and its gain (`FilterSettings`).
+    public static let filterCutoff: ClosedRange<Float> = 10...96_000
+    public static let filterQ: ClosedRange<Float> = 0.1...30
+    public static let shelfSlope: ClosedRange<Float> = 0.1...1
+    public static let filterGain: ClosedRange<Float> = 0...1
 }

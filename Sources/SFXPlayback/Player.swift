@@ -66,6 +66,7 @@ public final class Player: @unchecked Sendable {
         var volume: Float = 1
         var pan: Float = 0
         var rate: Float = 1
+        var source: Source?
         var loops = 0
         var fadeIn = Duration.zero
         var interrupted = false
@@ -217,6 +218,31 @@ public final class Player: @unchecked Sendable {
         }
     }
 
+    /// Where the player is in the game's world (a radio in a room, music from a car), or nil
+    /// (the default) to play as it is, panned by `pan`. See `SoundEngine.play(_:from:...)`; a
+    /// player is never virtual. Setting a source while playing moves the sound at the next
+    /// spatial update; going back to nil takes effect with the next play or seek.
+    public var source: Source? { state.withLock { $0.source } }
+
+    public func setSource(_ source: Source?) throws(SettingError) {
+        if let source { try SoundEngine.checkSource(source) }
+        let voice = state.withLock { state -> Voice? in
+            state.source = source
+            return state.voice
+        }
+        if let source { try voice?.setSource(source) }
+    }
+
+    /// Moves a positional player (and sets its velocity, for doppler); no effect while `source` is nil.
+    public func setPosition(_ position: Vector3, velocity: Vector3 = .zero) {
+        let voice = state.withLock { state -> Voice? in
+            state.source?.position = position
+            state.source?.velocity = velocity
+            return state.source == nil ? nil : state.voice
+        }
+        voice?.setPosition(position, velocity: velocity)
+    }
+
     /// 0.5…2: speed and pitch change together (the voice reads the stream faster or slower,
     /// linearly interpolated, as SoundPool's setRate). Values outside are ignored.
     public var rate: Float {
@@ -316,7 +342,7 @@ public final class Player: @unchecked Sendable {
             let fade = oldVoice == nil ? state.fadeIn : .zero
             let request = StreamRequest(voice: VoiceID(0), stream: reader.ring, gain: state.volume, pan: state.pan, group: group,
                                         fadeInFrames: Int((fade.seconds * Double(format.sampleRate)).rounded()),
-                                        rate: state.rate, paused: paused)
+                                        rate: state.rate, paused: paused, source: state.source)
             return (request, state.generation)
         }
         // Only now, with the generation moved on, may the old voice's completion arrive.

@@ -58,8 +58,11 @@ public final class SoundEngine: @unchecked Sendable {
         /// `PlaybackDeviceFactory` to play somewhere else, or to test with a device of your own.
         public var devices: any PlaybackDeviceFactory = SystemPlaybackDevices()
         /// Voices that may sound at once, 1…4096; beyond, the lowest priority and then the
-        /// oldest is stolen.
+        /// oldest is stolen (positional voices too quiet to hear are virtual and not counted).
         public var maxVoices = 64
+        /// Positional voices that may be virtual at once (too quiet to hear: not mixed, but
+        /// keeping their place in time), 0…4096.
+        public var virtualVoices = 32
         /// The SCHED_FIFO priority asked for the real-time thread, 1…99.
         public var realtimePriority: Int32 = 70
         /// Close the device after this long without sound, 1 ms…24 h (nil keeps it open).
@@ -132,6 +135,7 @@ public final class SoundEngine: @unchecked Sendable {
                 throw SettingError(setting: "output.\(bad.setting)", value: bad.value, allowed: bad.allowed)
             }
             try SettingError.check("maxVoices", maxVoices, in: Self.voiceLimits)
+            try SettingError.check("virtualVoices", virtualVoices, in: 0...Self.voiceLimits.upperBound)
             try SettingError.check("realtimePriority", Int(realtimePriority), in: Self.realtimePriorities)
             if let idleTimeout { try SettingError.check("idleTimeout", idleTimeout, in: Self.idleTimeouts) }
         }
@@ -184,12 +188,14 @@ public final class SoundEngine: @unchecked Sendable {
         /// Rewind mode: whether the device's delay followed its DAC frame by frame when measured;
         /// rewinds then go to the guard ahead of the DAC by the delay, whatever the pointer does.
         public var delayFollowsDAC: Bool = false
+        /// Of `activeVoices`, the virtual ones: positional voices too quiet to hear, not mixed.
+        public var virtualVoices: Int = 0
 
         public var description: String {
             let rt = realtimeGranted.map { $0 ? "SCHED_FIFO" : "normal priority (SCHED_FIFO refused)" } ?? "starting"
             let pointer = pointerGranularity > 0
                 ? ", pointer granularity \(pointerGranularity) frames" + (delayFollowsDAC ? ", delay to the frame" : "") : ""
-            return "\(parameters), latency ≤ \(latencyEstimate), \(xruns) xruns (\(startupXruns) at start-up), \(activeVoices) voices, \(rt), \(rewind)\(pointer)"
+            return "\(parameters), latency ≤ \(latencyEstimate), \(xruns) xruns (\(startupXruns) at start-up), \(activeVoices) voices\(virtualVoices > 0 ? " (\(virtualVoices) virtual)" : ""), \(rt), \(rewind)\(pointer)"
         }
     }
 
@@ -208,6 +214,8 @@ public final class SoundEngine: @unchecked Sendable {
     private let haptics = Mutex<Vibrator?>(nil)
     private let memoryLocked: Bool
     private let started = Atomic<Bool>(false)
+    /// The listener and the world as last set (`listener`, `world`), for readers on any thread.
+    let spatial = Mutex<(listener: Listener, world: SpatialWorld)>((Listener(), SpatialWorld()))
 
     /// Opens `configuration.output.device` and starts the real-time thread. Throws when the
     /// device cannot be opened (the error names it and the fix) or the sound theme is missing.
@@ -240,13 +248,14 @@ public final class SoundEngine: @unchecked Sendable {
         self.configuration = configuration
         var mixerConfiguration = Mixer.Configuration()
         mixerConfiguration.maxVoices = configuration.maxVoices
+        mixerConfiguration.virtualVoices = configuration.virtualVoices
         mixerConfiguration.maxFramesPerRender = max(pcm.parameters.bufferFrames, 4096)
         // The output thread releases streaming voices' frames itself: after each render on the
         // classic path, and in rewind mode only once they can no longer be rendered again.
         mixerConfiguration.releasesStreamsAfterRender = false
         // Every voice can end in one render, and each command between two hand-overs can end
         // or reject a voice and release a cue.
-        let slots = mixerConfiguration.maxVoices + mixerConfiguration.tailVoices
+        let slots = mixerConfiguration.maxVoices + mixerConfiguration.virtualVoices + mixerConfiguration.tailVoices
         mixerConfiguration.eventCapacity = max(1024, 2 * slots + 4 * OutputThread.eventBatch)
         let mixer = Mixer(format: format, configuration: mixerConfiguration)
         let ring = SPSCRing<MixerCommand>(capacity: max(1, configuration.commandCapacity))
@@ -369,7 +378,20 @@ public final class SoundEngine: @unchecked Sendable {
                      completion: (@Sendable (PlayOutcome) -> Void)? = nil) -> Voice {
         let voice = reserveVoice()
         if let refusal = begin(voice, id, volume: volume, pan: pan, loops: loops, group: group, priority: priority,
-                               maxInstances: maxInstances, fadeIn: fadeIn, rate: rate, completion: completion,
+                               maxInstances: maxInstances, fadeIn: fadeIn, rate: rate, source: nil, completion: completion,
+                               completesRefusals: true) {
+            delivery.reject(completion, voice.handle, refusal)
+        }
+        return voice
+    }
+
+    /// `play` of a positional voice: `source` says where it is and how it carries (see
+    /// `SoundEngine.play(_:at:velocity:...)`).
+    func play(_ id: SoundID, source: Source, volume: Float, loops: Int, group: SoundGroup, priority: VoicePriority,
+              maxInstances: Int, fadeIn: Duration, rate: Float, completion: (@Sendable (PlayOutcome) -> Void)?) -> Voice {
+        let voice = reserveVoice()
+        if let refusal = begin(voice, id, volume: volume, pan: 0, loops: loops, group: group, priority: priority,
+                               maxInstances: maxInstances, fadeIn: fadeIn, rate: rate, source: source, completion: completion,
                                completesRefusals: true) {
             delivery.reject(completion, voice.handle, refusal)
         }
@@ -389,10 +411,10 @@ public final class SoundEngine: @unchecked Sendable {
     /// exactly once, as for `play`.
     package func start(_ voice: Voice, _ id: SoundID, volume: Float = 1, pan: Float = 0, loops: Int = 0,
                        group: SoundGroup = .effects, priority: VoicePriority = .normal, maxInstances: Int = 0,
-                       fadeIn: Duration = .zero, rate: Float = 1,
+                       fadeIn: Duration = .zero, rate: Float = 1, source: Source? = nil,
                        completion: (@Sendable (PlayOutcome) -> Void)? = nil) -> RejectReason? {
         let refusal = begin(voice, id, volume: volume, pan: pan, loops: loops, group: group, priority: priority,
-                            maxInstances: maxInstances, fadeIn: fadeIn, rate: rate, completion: completion,
+                            maxInstances: maxInstances, fadeIn: fadeIn, rate: rate, source: source, completion: completion,
                             completesRefusals: false)
         if let refusal { voice.handle.fulfil(.rejected(refusal)) }
         return refusal
@@ -403,7 +425,7 @@ public final class SoundEngine: @unchecked Sendable {
     /// completes it there (in the same step as it is taken back, so that `waitUntilIdle` never
     /// sees it gone and its completion not yet queued); otherwise it is taken back and returned.
     private func begin(_ voice: Voice, _ id: SoundID, volume: Float, pan: Float, loops: Int, group: SoundGroup,
-                       priority: VoicePriority, maxInstances: Int, fadeIn: Duration, rate: Float,
+                       priority: VoicePriority, maxInstances: Int, fadeIn: Duration, rate: Float, source: Source?,
                        completion: (@Sendable (PlayOutcome) -> Void)?, completesRefusals: Bool) -> RejectReason? {
         do throws(SettingError) {
             try Self.checkGain("volume", volume)
@@ -412,13 +434,14 @@ public final class SoundEngine: @unchecked Sendable {
             try SettingError.check("maxInstances", maxInstances, in: 0...Int.max)
             try SettingError.check("fadeIn", fadeIn, in: Self.fades)
             try Self.checkRate(rate)
+            if let source { try Self.checkSource(source) }
         } catch {
             return .invalidSetting(error)
         }
         guard let cue = library.cue(for: id) else { return .unknownSound(id) }
         let request = PlayRequest(voice: voice.id, cue: cue, gain: volume, pan: pan, loops: loops,
                                   group: group, priority: priority, maxInstances: maxInstances,
-                                  fadeInFrames: frames(fadeIn), rate: rate)
+                                  fadeInFrames: frames(fadeIn), rate: rate, source: source)
         guard delivery.expect(voice.id, cue: cue, completion: completion, handle: voice.handle, endless: loops < 0) else {
             return .engineClosed
         }
@@ -538,7 +561,7 @@ public final class SoundEngine: @unchecked Sendable {
                        rewinds: output.rewinds.load(ordering: .relaxed),
                        rewoundFrames: output.rewoundFrames.load(ordering: .relaxed),
                        pointerGranularity: output.pointerGranularity.load(ordering: .acquiring),
-                       delayFollowsDAC: exactDelay)
+                       delayFollowsDAC: exactDelay, virtualVoices: output.virtualVoices.load(ordering: .relaxed))
     }
 
     /// The output's Master (or PCM) playback switch and volume, read from its mixer now, or nil

@@ -169,15 +169,19 @@ final class MixerPositionalTests: XCTestCase {
         for v in 0..<40 {
             let frame = Int(random.next() % 8000)
             let source = Source(position: [coordinate(), 0, coordinate()], velocity: [coordinate(), 0, coordinate()],
-                                distanceModel: DistanceModel.allCases[v % 7], maximumDistance: 15)
+                                distanceModel: DistanceModel.allCases[v % 7], maximumDistance: 15,
+                                airAbsorptionFactor: v % 5 == 0 ? 10 : 0)
+            let filter: FilterSettings? = v % 4 == 1 ? .lowPass(cutoff: 800, q: 2) : nil
             script.append(at(frame, .play(PlayRequest(voice: VoiceID(UInt64(v)), cue: v % 3 == 0 ? b : a,
-                                                      gain: 0.5, loops: v % 4 - 1, source: source))))
+                                                      gain: 0.5, loops: v % 4 - 1, source: source, filter: filter))))
+            script.append(at(frame + Int(random.next() % 3000), .setFilter(VoiceID(UInt64(v)), v % 2 == 0 ? .highPass(cutoff: 2000) : nil)))
             for _ in 0..<5 {
                 script.append(at(frame + Int(random.next() % 3000), .setPosition(VoiceID(UInt64(v)), [coordinate(), coordinate(), coordinate()],
                                                                                       velocity: [coordinate(), 0, 0])))
             }
             script.append(at(frame + Int(random.next() % 4000), .stop(VoiceID(UInt64(v)), fadeFrames: 200)))
         }
+        script += [at(1500, .setGroupFilter(.effects, .bandPass(centre: 1000, q: 1))), at(6100, .setGroupFilter(.effects, nil))]
         for k in 0..<30 {
             script.append(at(k * 400 + Int(random.next() % 300), .setListener(Listener(position: [coordinate(), 0, coordinate()],
                                                                                         velocity: [coordinate(), 0, 0],
@@ -250,6 +254,9 @@ final class MixerPositionalTests: XCTestCase {
             mixer.apply(.setSource(VoiceID(voice &- 4), Source(position: Vector3(1, 2, 3), cone: Cone(innerAngle: 30, outerAngle: 90, outerGain: 0.1))))
             mixer.apply(.setListener(Listener(position: Vector3(x / 4, 0, 0), velocity: Vector3(1, 0, 0), forward: Vector3(0, 0, -1))))
             mixer.apply(.stop(VoiceID(voice &- 6), fadeFrames: 100))
+            mixer.apply(.setFilter(VoiceID(voice &- 1), voice % 3 == 0 ? nil : .lowPass(cutoff: 300 + x * 10)))
+            mixer.apply(.changeSource(VoiceID(voice &- 3), .airAbsorption(Float(voice % 4))))
+            mixer.apply(.setGroupFilter(.effects, voice % 7 == 0 ? nil : .highPass(cutoff: 100 + x)))
             mixer.render(into: output, frameCount: 256)
             mixer.drainEvents { _, _ in }
         }
@@ -258,5 +265,72 @@ final class MixerPositionalTests: XCTestCase {
         let m = audit.measure { for _ in 0..<1000 { period() } }
         XCTAssertEqual(m.swiftObjects, 0, "\(m)")
         XCTAssertGreaterThan(mixer.virtualVoiceCount + mixer.realVoiceCount, 2)
+    }
+
+    // MARK: Filters
+
+    /// Renders `commands` (all at frame 0) into mono output.
+    func render(_ commands: [MixerCommand], frames: Int) -> [Float] {
+        renderScript(commands.map { at(0, $0) }, frames: frames, format: mono).samples
+    }
+
+    func noise(_ frames: Int) -> Cue {
+        var random = SplitMix64(state: 3)
+        return monoCue(frames: frames) { _ in Double(Int(random.next() % 2001) - 1000) / 4000 }
+    }
+
+    func assertFiltered(_ filtered: [Float], equals dry: [Float], through settings: FilterSettings, _ what: String,
+                        file: StaticString = #filePath, line: UInt = #line) {
+        var reference = dry
+        var biquad = Biquad(settings, sampleRate: 48_000, smoothingFrames: 50)
+        reference.withUnsafeMutableBufferPointer { biquad.process($0.baseAddress!, frames: $0.count, channels: 1) }
+        let worst = zip(filtered, reference).map { abs($0 - $1) }.max() ?? 0
+        XCTAssertLessThan(worst, 1e-6, what, file: file, line: line)
+        XCTAssertGreaterThan(filtered.map(abs).max() ?? 0, 0.01, what, file: file, line: line)
+    }
+
+    func testAVoiceFilterIsTheBiquadOnTheVoice() {
+        let cue = noise(4000)
+        defer { withExtendedLifetime(cue) {} }
+        for settings in [FilterSettings.lowPass(cutoff: 500, q: 0.7071), .highPass(cutoff: 3000, q: 2), .bandPass(centre: 1000, q: 4, gain: 0.5)] {
+            let dry = render([play(1, cue, gain: 0.7)], frames: 4000)
+            let wet = render([.play(PlayRequest(voice: VoiceID(1), cue: cue, gain: 0.7, filter: settings))], frames: 4000)
+            assertFiltered(wet, equals: dry, through: settings, "\(settings)")
+            // A group's filter does the same to everything in the group.
+            let group = render([.setGroupFilter(.effects, settings), play(1, cue, gain: 0.7)], frames: 4000)
+            assertFiltered(group, equals: dry, through: settings, "group \(settings)")
+        }
+    }
+
+    func testAFilterTakenOffGlidesOpenThenStopsCosting() {
+        let cue = noise(4000)
+        defer { withExtendedLifetime(cue) {} }
+        let mixer = Mixer(format: mono, configuration: testConfiguration())
+        mixer.apply(.play(PlayRequest(voice: VoiceID(1), cue: cue, filter: .lowPass(cutoff: 200))))
+        var out = [Float](repeating: 0, count: 4000)
+        out.withUnsafeMutableBufferPointer { mixer.render(into: $0.baseAddress!, frameCount: 1000) }
+        XCTAssertTrue(mixer.filters[0].filterOn)
+        mixer.apply(.setFilter(VoiceID(1), nil))
+        out.withUnsafeMutableBufferPointer { mixer.render(into: $0.baseAddress! + 1000, frameCount: 49) }
+        XCTAssertTrue(mixer.filters[0].filterOn, "still gliding open")
+        out.withUnsafeMutableBufferPointer { mixer.render(into: $0.baseAddress! + 1049, frameCount: 2) }
+        XCTAssertFalse(mixer.filters[0].filterOn, "off once open (50 frames of smoothing)")
+        // No click: no step while it opened is larger than the unfiltered noise's own steps.
+        let steps = (1000..<1100).map { abs(out[$0] - out[$0 - 1]) }
+        XCTAssertLessThan(steps.max() ?? 0, 0.5)
+    }
+
+    func testAirAbsorptionIsAHighShelfThatFallsWithDistance() {
+        let cue = noise(4000)
+        defer { withExtendedLifetime(cue) {} }
+        // 101 away, reference 1, rolloff 1, factor 2: 0.99426^(2 × 100) at 5 kHz.
+        let place = Source(position: [0, 0, -101], distanceModel: .none)
+        var absorbing = place
+        absorbing.airAbsorptionFactor = 2
+        let dry = render([.play(PlayRequest(voice: VoiceID(1), cue: cue, source: place))], frames: 4000)
+        let wet = render([.play(PlayRequest(voice: VoiceID(1), cue: cue, source: absorbing))], frames: 4000)
+        let g = Float(pow(0.99426, 200.0))
+        assertFiltered(wet, equals: dry, through: .highShelf(cutoff: 5000, gain: g * g), "air absorption")
+        XCTAssertEqual(AirAbsorption.highFrequencyGain(distance: 100, factor: 2), g, accuracy: 1e-6)
     }
 }

@@ -62,6 +62,7 @@ final class OutputThread: @unchecked Sendable {
     let startupXruns = Atomic<Int>(0)
     let framesRendered = Atomic<Int>(0)
     let activeVoices = Atomic<Int>(0)
+    let virtualVoices = Atomic<Int>(0)
     /// Reports the delivery thread could not take in time (its ring was full); should stay 0.
     let lostNotices = Atomic<Int>(0)
     /// Periods in which queued commands waited because the notice ring lacked `noticeReserve`.
@@ -377,6 +378,7 @@ final class OutputThread: @unchecked Sendable {
                 idle = (placement.busy || mixer.activeVoiceCount > 0) ? 0 : idle + period
             }
             activeVoices.store(mixer.activeVoiceCount, ordering: .relaxed)
+            virtualVoices.store(mixer.virtualVoiceCount, ordering: .relaxed)
             // Rewind mode's probe, and the events of what the DAC passed.
             let filled = placement.filled(device, written: written)
             guard case .goOn = filled else {
