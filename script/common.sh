@@ -25,21 +25,24 @@ cd "$SFX_ROOT"
 # brings /usr/share/libmysofa/default.sofa, which the tests render); python3-h5py, python3-numpy
 # and python3-scipy for the tests' reference (Tests/Support/hrtf/reference.py reads the SOFA
 # file's raw measurements without libmysofa and resamples them).
+# Tests only: libopenal-dev (OpenAL Soft; OpenALReferenceTests builds Tests/Support/OpenALReference/
+# render.c against it and renders the same scenes through its loopback device, the reference that
+# sfx's positional audio is compared with). Nothing of sfx links it, so `--build` leaves it out.
 SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libsoxr-dev libebur128-dev libgpiod-dev
               libavformat-dev libavcodec-dev libavutil-dev libswresample-dev
               alsa-utils sound-theme-freedesktop sox gcc g++ binutils man-db zsh
               libpulse-dev pipewire pipewire-bin wireplumber pipewire-pulse dbus pulseaudio-utils
               pipewire-alsa libasound2-plugins systemd util-linux python3 libcurl4-openssl-dev
-              libmysofa-dev python3-h5py python3-numpy python3-scipy)
+              libmysofa-dev python3-h5py python3-numpy python3-scipy libopenal-dev)
 
 # What a program that depends on sfx needs to build (`script/packages --build` prints it; the
-# README quotes it): pkg-config and the -dev packages above. What its binary needs where it
-# runs (`script/packages --run`; docs/library.md quotes it): the libraries sfx links or loads,
-# FFmpeg's only for the formats libsndfile cannot read.
+# README quotes it): pkg-config and the -dev packages above but the tests' libopenal-dev. What its
+# binary needs where it runs (`script/packages --run`; docs/library.md quotes it): the libraries
+# sfx links or loads, FFmpeg's only for the formats libsndfile cannot read.
 sfx_build_packages() {
     local p
     for p in "${SFX_PACKAGES[@]}"; do
-        case "$p" in pkg-config|*-dev) printf '%s\n' "$p" ;; esac
+        case "$p" in libopenal-dev) ;; pkg-config|*-dev) printf '%s\n' "$p" ;; esac
     done
 }
 SFX_RUN_PACKAGES=(libasound2 libsndfile1 libsoxr0 libebur128-1 libgpiod2 libpulse0 libcurl4)
