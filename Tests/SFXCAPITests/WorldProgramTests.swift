@@ -1,0 +1,82 @@
+import Foundation
+import XCTest
+import SFXCardSupport
+
+/// Sound in a game's world from C (Tests/SFXCAPITests/C/world_check.c): the listener, the world,
+/// sources, filters and HRTF through their errors, then one positional scene on the card.
+extension CProgramTests {
+    /// Builds world_check.c for `scene`, runs it on the card and returns its output and the
+    /// recording of its last engine (the scene's; the HRTF check opens one before it).
+    func runWorldScene(_ scene: Int, file: StaticString = #filePath, line: UInt = #line) throws -> (String, WAVAudio) {
+        let program = try build(Installed.checkout.appending(path: "Tests/SFXCAPITests/C/world_check.c"), "world_check_\(scene)",
+                                flags: "-std=c11 -Wall -Wextra -Werror -DSCENE=\(scene)")
+        let run = try runOnCard(program)
+        XCTAssertEqual(run.status, 0, run.output + run.errors, file: file, line: line)
+        XCTAssertTrue(run.output.hasSuffix("ok\n"), run.output, file: file, line: line)
+        let recording = try WAVAudio(contentsOf: try XCTUnwrap(card.recordingURLs().last, "nothing was recorded", file: file, line: line))
+        XCTAssertEqual(recording.channels, 2, file: file, line: line)
+        return (run.output, recording)
+    }
+
+    /// A tone 2 units to the right of the listener (inverse clamped from 1 unit: gain 0.5, panned
+    /// fully right by equal power) reaches the right channel at a quarter of full scale and the
+    /// left not at all; every error along the way is one line that names the setting.
+    func testASourceToTheRightIsHeardOnTheRightChannel() throws {
+        let (output, recording) = try runWorldScene(1)
+        let left = recording.channel(0), right = recording.channel(1)
+        func rms(_ samples: [Float]) -> Float { (samples.reduce(0) { $0 + $1 * $1 } / Float(max(samples.count, 1))).squareRoot() }
+        let peakRight = right.map(abs).max() ?? 0, peakLeft = left.map(abs).max() ?? 0
+        print("right: peak \(peakRight), rms \(rms(right)); left: peak \(peakLeft), rms \(rms(left))")
+        XCTAssertEqual(peakRight, 0.25, accuracy: 0.02, "0.5 × the distance gain 0.5 at 2 units")
+        XCTAssertGreaterThan(rms(right), 100 * rms(left), "left rms \(rms(left)), right rms \(rms(right))")
+        XCTAssertLessThan(peakLeft, 0.01)
+
+        // The cutoff's range error, as sfx's settings give it.
+        let message = try XCTUnwrap(output.split(separator: "\n").first { $0.hasPrefix("filter error: ") }?.dropFirst("filter error: ".count))
+        XCTAssertEqual(String(message), "filter.cutoff 5.0 is out of range: use a number from 10.0 to 96000.0")
+        XCTAssertTrue(output.contains("hrtf: default.sofa, "), output)
+    }
+
+    /// A linear clamped source 50 units away with a maximum distance of 10 is silent (OpenAL's
+    /// gain 1 − (10 − 1) / (10 − 1) = 0), yet plays to its end.
+    func testALinearClampedSourceBeyondItsMaximumDistanceIsSilent() throws {
+        let (_, recording) = try runWorldScene(2)
+        XCTAssertGreaterThan(recording.frameCount, 0)
+        XCTAssertEqual(recording.samples.map(abs).max() ?? 0, 0, "a source beyond its maximum distance was heard")
+    }
+}
+
+extension CProgramTests {
+    /// docs/c-api.md's example of sound in a game's world, its ```c block inside a main of its
+    /// own, builds as C99 with warnings as errors and runs on the card without an error.
+    func testTheCAPIPagesWorldExampleBuildsAndRuns() throws {
+        let page = try String(contentsOf: Installed.checkout.appending(path: "docs/c-api.md"), encoding: .utf8)
+        let world = try XCTUnwrap(page.components(separatedBy: "## Sound in a game's world").dropFirst().first)
+        let block = try XCTUnwrap(world.components(separatedBy: "\n```c\n").dropFirst().first?.components(separatedBy: "\n```\n").first,
+                                  "the section has no ```c block")
+        let source = scratch.appending(path: "world_example.c")
+        try """
+        #include <stdio.h>
+        #include <sfx.h>
+        int main(void) {
+            sfx_engine *engine;
+            if (sfx_open(NULL, &engine) != SFX_OK) { printf("open: %s\\n", sfx_last_error()); return 2; }
+            sfx_sound footstep, machine;
+            if (sfx_system_sound(engine, "tock", &footstep) != SFX_OK) { printf("tock: %s\\n", sfx_last_error()); return 2; }
+            machine = footstep;
+        \(block)
+            if (sfx_voice_stop(engine, hum, 20) != SFX_OK || sfx_wait_idle(engine, 5000) != SFX_OK) {
+                printf("%s\\n", sfx_last_error());
+                return 1;
+            }
+            sfx_close(engine);
+            printf("ok\\n");
+            return 0;
+        }
+        """.write(to: source, atomically: true, encoding: .utf8)
+        let program = try build(source, "world_example", flags: "-std=c99 -Wall -Wextra -Werror")
+        let run = try runOnCard(program)
+        XCTAssertEqual(run.status, 0, run.output + run.errors)
+        XCTAssertEqual(run.output, "ok\n", run.errors)
+    }
+}
