@@ -185,9 +185,14 @@ final class CProgramTests: XCTestCase {
             int (*set_filter)(sfx_engine *, sfx_voice, const sfx_filter *) = sfx_voice_set_filter;
             int (*set_group_filter)(sfx_engine *, uint32_t, const sfx_filter *) = sfx_group_set_filter;
             int (*hrtf_status)(sfx_engine *, char *, size_t) = sfx_hrtf_status;
+            int (*set_reverb)(sfx_engine *, uint32_t, const char *, uint32_t) = sfx_effect_set_reverb;
+            int (*set_echo)(sfx_engine *, uint32_t, float, float, float, float, uint32_t) = sfx_effect_set_echo;
+            int (*clear_effect)(sfx_engine *, uint32_t) = sfx_effect_clear;
+            int (*set_send)(sfx_engine *, sfx_voice, uint32_t, float) = sfx_voice_set_send;
             int declared = (set_listener != 0) + (get_listener != 0) + (set_world != 0) + (source_default != 0)
                 + (play_at != 0) + (play_source != 0) + (set_position != 0) + (set_velocity != 0) + (set_cone != 0)
-                + (set_relative != 0) + (set_source != 0) + (set_filter != 0) + (set_group_filter != 0) + (hrtf_status != 0);
+                + (set_relative != 0) + (set_source != 0) + (set_filter != 0) + (set_group_filter != 0) + (hrtf_status != 0)
+                + (set_reverb != 0) + (set_echo != 0) + (clear_effect != 0) + (set_send != 0) + SFX_EFFECT_BUS_COUNT;
             options.completion = done;
             options.group = SFX_GROUP_UI;
             options.priority = SFX_PRIORITY_HIGH;
@@ -195,7 +200,7 @@ final class CProgramTests: XCTestCase {
             source.distance_model = SFX_DISTANCE_LINEAR_CLAMPED;
             filter.kind = SFX_FILTER_HIGHSHELF;
             return (int)config.sample_rate + (int)options.loops + (SFX_OK == 0 ? 0 : 1) + SFX_VERSION_MAJOR
-                + (int)source.distance_model + (int)listener.gain + (int)filter.kind + (declared == 14 ? 0 : 1);
+                + (int)source.distance_model + (int)listener.gain + (int)filter.kind + (declared == 22 ? 0 : 1);
         }
         """
         let include = prefix.appending(path: "include").path

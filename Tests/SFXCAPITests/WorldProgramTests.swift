@@ -80,3 +80,25 @@ extension CProgramTests {
         XCTAssertEqual(run.output, "ok\n", run.errors)
     }
 }
+
+extension CProgramTests {
+    /// The tone (0.4 s, centred) sending all of itself to bus 0's echo of one tap (delay 0.5 s,
+    /// feedback 0, wet 0.5): silence between the tone's end and the tap, then the tap at half
+    /// the tone's level.
+    func testAVoiceSendingToAnEchoBusIsHeardAgainAfterTheDelay() throws {
+        let (_, recording) = try runWorldScene(3)
+        let rate = Float(recording.sampleRate)
+        func frame(_ seconds: Float) -> Int { Int(seconds * rate) }
+        let loudest = (0..<recording.frameCount).map { max(abs(recording.samples[2 * $0]), abs(recording.samples[2 * $0 + 1])) }
+        let onset = try XCTUnwrap(loudest.firstIndex { $0 > 0.001 }, "nothing was heard")
+        func peak(_ from: Float, _ to: Float) -> Float {
+            let range = min(onset + frame(from), loudest.count)..<min(onset + frame(to), loudest.count)
+            return loudest[range].max() ?? 0
+        }
+        let dry = peak(0.05, 0.35), gap = peak(0.42, 0.48), tap = peak(0.55, 0.85)
+        print("echo: dry peak \(dry), between \(gap), tap \(tap)")
+        XCTAssertEqual(dry, 0.5, accuracy: 0.02, "the tone as loaded (made stereo at load, so centred is unity)")
+        XCTAssertLessThan(gap, 0.001, "something between the tone and its echo")
+        XCTAssertEqual(tap, 0.25, accuracy: 0.02, "the tap: wet 0.5 × the tone")
+    }
+}

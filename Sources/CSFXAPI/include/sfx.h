@@ -392,6 +392,40 @@ int sfx_group_set_filter(sfx_engine *engine, uint32_t group, const sfx_filter *f
  * fits, NUL-terminated, if `size` is not 0). Any thread. */
 int sfx_hrtf_status(sfx_engine *engine, char *buffer, size_t size);
 
+/* ---- Effect buses --------------------------------------------------------------------- */
+
+/* SFX_EFFECT_BUS_COUNT buses, 0…3, each running a reverb or an echo (wet only) on what voices
+ * send it (sfx_voice_set_send), its output returning into a group, whose gain, mute, filter and
+ * stop then apply to it. A bus starts empty; every voice starts sending 0 to each bus. */
+#define SFX_EFFECT_BUS_COUNT 4
+
+/* Puts a reverb on `bus` (0…3), one of the presets by name: "room", "hall", "cave",
+ * "livingRoom", "bathroom", "stoneRoom", "arena", "hangar", "underwater" (EFX's presets of those
+ * names); its output returns into `return_group` (0…7; SFX_GROUP_EFFECTS for most). The reverb
+ * is made here (its delay lines allocated), off the real-time thread, and replaces the bus's
+ * effect whole. SFX_ERROR_NULL without `preset`, SFX_ERROR_SOUND for a name no preset has (the
+ * message lists them), SFX_ERROR_RANGE for a bus or group out of range, SFX_ERROR_REJECTED
+ * when the command queue is full (nothing changes). Any thread. */
+int sfx_effect_set_reverb(sfx_engine *engine, uint32_t bus, const char *preset, uint32_t return_group);
+
+/* Puts a ping-pong echo on `bus` (0…3): taps every `delay` seconds (0.001…2, to the frame),
+ * alternating left and right, each `feedback` (0…0.95) times the one before, the first `wet`
+ * (0…1) times the input, low-passed in the loop by `damping` (0…0.99; 0: none); its output
+ * returns into `return_group` (0…7). SFX_ERROR_RANGE for a number out of range,
+ * SFX_ERROR_REJECTED when the command queue is full. Any thread. */
+int sfx_effect_set_echo(sfx_engine *engine, uint32_t bus, float delay, float feedback, float wet, float damping,
+                        uint32_t return_group);
+
+/* Takes the effect off `bus` (0…3; SFX_ERROR_RANGE otherwise); what the voices send it is then
+ * dropped. A bus without an effect: SFX_OK. SFX_ERROR_REJECTED when the command queue is full.
+ * Any thread. */
+int sfx_effect_clear(sfx_engine *engine, uint32_t bus);
+
+/* Sets how much of a voice goes to `bus` (0…3): `level` 0…1, linear, gliding over 5 ms, beside
+ * what it plays directly (a send does not take from it). SFX_ERROR_RANGE for a bus or level out
+ * of range. A voice that has ended: SFX_OK, nothing done. Any thread. */
+int sfx_voice_set_send(sfx_engine *engine, sfx_voice voice, uint32_t bus, float level);
+
 /* ---- Alerts and vibration ------------------------------------------------------------- */
 
 /* Plays an alert sound (group SFX_GROUP_ALERTS, SFX_PRIORITY_CRITICAL) unless the output is

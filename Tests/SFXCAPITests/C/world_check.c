@@ -2,7 +2,8 @@
  * Sound in a game's world through the C API, against an installed libsfx on the virtual card.
  * Built with -DSCENE=1 (a tone 2 units to the listener's right, inverse clamped: heard at half
  * level on the right channel alone) or -DSCENE=2 (a tone 50 units ahead with a linear clamped
- * source whose maximum distance is 10: silent). Before the scene it checks the listener, the
+ * source whose maximum distance is 10: silent) or -DSCENE=3 (the tone, centred, sending all of
+ * itself to an echo of one tap 0.5 s later at half level). Before the scene it checks the listener, the
  * world, sources, filters and HRTF through their errors; it prints "filter error: <line>" for the
  * test to read, "scene <n>" as the scene's play starts, and "ok" at the end; on the first failed
  * check "FAIL <line>: <what>" and exit 1.
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sfx.h>
 
@@ -133,6 +135,26 @@ static void check_errors(sfx_engine *engine, sfx_sound tone) {
     CHECK(strcmp(small, "of") == 0, "a short buffer does not hold what fits");
     CHECK_ERROR(sfx_hrtf_status(engine, NULL, 16), SFX_ERROR_NULL, "buffer");
 
+    /* Effect buses: names, ranges, a clear of an empty bus. */
+    CHECK_STATUS(sfx_effect_set_reverb(engine, 1, "hall", SFX_GROUP_EFFECTS), SFX_OK);
+    CHECK_STATUS(sfx_effect_set_reverb(engine, 1, "underwater", SFX_GROUP_MUSIC), SFX_OK);
+    CHECK_ERROR(sfx_effect_set_reverb(engine, 1, "church", SFX_GROUP_EFFECTS), SFX_ERROR_SOUND, "\"stoneRoom\"");
+    CHECK_ERROR(sfx_effect_set_reverb(engine, 1, NULL, SFX_GROUP_EFFECTS), SFX_ERROR_NULL, "preset");
+    CHECK_ERROR(sfx_effect_set_reverb(engine, SFX_EFFECT_BUS_COUNT, "room", SFX_GROUP_EFFECTS), SFX_ERROR_RANGE, "bus");
+    CHECK_ERROR(sfx_effect_set_reverb(engine, 1, "room", 8), SFX_ERROR_RANGE, "group");
+    CHECK_STATUS(sfx_effect_set_echo(engine, 2, 0.25f, 0.4f, 0.5f, 0.2f, SFX_GROUP_EFFECTS), SFX_OK);
+    CHECK_ERROR(sfx_effect_set_echo(engine, 2, 3, 0.4f, 0.5f, 0.2f, SFX_GROUP_EFFECTS), SFX_ERROR_RANGE, "delay");
+    CHECK_ERROR(sfx_effect_set_echo(engine, 2, 0.25f, 1, 0.5f, 0.2f, SFX_GROUP_EFFECTS), SFX_ERROR_RANGE, "feedback");
+    CHECK_ERROR(sfx_effect_set_echo(engine, 2, 0.25f, 0.4f, -0.5f, 0.2f, SFX_GROUP_EFFECTS), SFX_ERROR_RANGE, "wet");
+    CHECK_ERROR(sfx_effect_set_echo(engine, 2, 0.25f, 0.4f, 0.5f, 1, SFX_GROUP_EFFECTS), SFX_ERROR_RANGE, "damping");
+    CHECK_STATUS(sfx_effect_clear(engine, 1), SFX_OK);
+    CHECK_STATUS(sfx_effect_clear(engine, 2), SFX_OK);
+    CHECK_STATUS(sfx_effect_clear(engine, 3), SFX_OK);
+    CHECK_ERROR(sfx_effect_clear(engine, 4), SFX_ERROR_RANGE, "bus");
+    CHECK_STATUS(sfx_voice_set_send(engine, 12345, 0, 1), SFX_OK);
+    CHECK_ERROR(sfx_voice_set_send(engine, 12345, 0, 1.5f), SFX_ERROR_RANGE, "level");
+    CHECK_ERROR(sfx_voice_set_send(engine, 12345, 4, 0.5f), SFX_ERROR_RANGE, "bus");
+
     /* A voice played by sfx_play takes every setter, and a source, while it sounds. */
     sfx_play_options quiet = SFX_PLAY_OPTIONS_DEFAULT;
     quiet.volume = 0;
@@ -190,6 +212,10 @@ int main(void) {
     fflush(stdout);
 #if SCENE == 1
     CHECK_STATUS(sfx_play_at(engine, tone, 2, 0, 0, &options, &voice), SFX_OK);
+#elif SCENE == 3
+    CHECK_STATUS(sfx_effect_set_echo(engine, 0, 0.5f, 0, 0.5f, 0, SFX_GROUP_EFFECTS), SFX_OK);
+    CHECK_STATUS(sfx_play(engine, tone, &options, &voice), SFX_OK);
+    CHECK_STATUS(sfx_voice_set_send(engine, voice, 0, 1), SFX_OK);
 #else
     sfx_source far = SFX_SOURCE_DEFAULT;
     far.position[2] = -50;
@@ -199,7 +225,10 @@ int main(void) {
 #endif
     CHECK(voice != 0, "the play gave voice 0");
     CHECK_STATUS(sfx_wait_idle(engine, 10000), SFX_OK);
-    CHECK(atomic_load(&finished) == 1, "the positional play did not finish");
+    CHECK(atomic_load(&finished) == 1, "the play did not finish");
+#if SCENE == 3
+    usleep(700 * 1000);     /* the echo: 0.5 s after the tone began, as long as it */
+#endif
     CHECK_STATUS(sfx_close(engine), SFX_OK);
     printf("ok\n");
     return 0;
