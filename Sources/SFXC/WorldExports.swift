@@ -58,6 +58,7 @@ public func exportedPlayAt(_ handle: OpaquePointer?, _ sound: UInt32, _ x: Float
                            _ options: UnsafePointer<sfx_play_options>?, _ voice: UnsafeMutablePointer<UInt64>?) -> Int32 {
     cCall {
         voice?.pointee = 0
+        _ = try Handles.engine(handle)
         let position = try vector("position", (x, y, z))
         try startPlay(handle, sound, options, source: Source(position: position), voice)
     }
