@@ -184,6 +184,15 @@ public final class Mixer: @unchecked Sendable {
     public var virtualVoiceCount: Int { state.pointee.virtualCount }
     /// Playing voices that are mixed: at most `maxVoices`.
     public var realVoiceCount: Int { state.pointee.playingVoiceCount - state.pointee.virtualCount }
+    /// Whether an effect bus's tail still sounds (its input has stopped, its output has not
+    /// yet fallen below −96 dBFS): the output is not idle while one does.
+    public var effectsSounding: Bool {
+        for bus in 0..<configuration.effectBuses {
+            if let p = effectBuses[bus].processor, p._withUnsafeGuaranteedRef({ $0.isSounding }) { return true }
+        }
+        return false
+    }
+
     /// Where positional voices are heard from.
     public var listener: Listener { state.pointee.listener }
     public var world: SpatialWorld { state.pointee.world }
