@@ -238,7 +238,8 @@ int sfx_close(sfx_engine *engine);
 
 /* Waits until no voice sounds and every completion has been delivered, or `timeout_ms` has
  * passed: SFX_OK when idle, SFX_ERROR_FAILED on timeout. Call it before closing to let sounds
- * ring out. Any thread but a completion callback's (it would wait for itself). */
+ * ring out; an effect bus's tail (an echo, a reverb) is not waited for: it rings on after the
+ * voices that fed it have ended. Any thread but a completion callback's (it would wait for itself). */
 int sfx_wait_idle(sfx_engine *engine, uint32_t timeout_ms);
 
 /* ---- Sounds --------------------------------------------------------------------------- */

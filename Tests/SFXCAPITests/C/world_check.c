@@ -227,7 +227,7 @@ int main(void) {
     CHECK_STATUS(sfx_wait_idle(engine, 10000), SFX_OK);
     CHECK(atomic_load(&finished) == 1, "the play did not finish");
 #if SCENE == 3
-    usleep(700 * 1000);     /* the echo: 0.5 s after the tone began, as long as it */
+    usleep(700 * 1000);     /* sfx_wait_idle does not wait for the echo, 0.5 s after the tone began */
 #endif
     CHECK_STATUS(sfx_close(engine), SFX_OK);
     printf("ok\n");
