@@ -1,4 +1,5 @@
 // sfx_open, sfx_close, sfx_wait_idle: an engine's life (see sfx.h).
+import Foundation
 import CSFXAPI
 import SFX
 
@@ -26,6 +27,13 @@ func configuration(_ config: sfx_config) -> SoundEngine.Configuration {
     if config.period_frames != 0 { configuration.output.periodFrames = Int(config.period_frames) }
     if config.periods != 0 { configuration.output.periodCount = Int(config.periods) }
     if config.max_voices != 0 { configuration.maxVoices = Int(config.max_voices) }
+    if let hrtf = config.hrtf {
+        switch String(cString: hrtf) {
+        case "", "off": configuration.hrtf = .off
+        case "default": configuration.hrtf = .default
+        case let path: configuration.hrtf = .sofa(URL(filePath: path))
+        }
+    }
     return configuration
 }
 

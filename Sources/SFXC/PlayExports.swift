@@ -81,40 +81,47 @@ public func exportedPlay(_ handle: OpaquePointer?, _ sound: UInt32, _ options: U
                   _ voice: UnsafeMutablePointer<UInt64>?) -> Int32 {
     cCall {
         voice?.pointee = 0
-        let owner = try Handles.engine(handle)
-        var defaults = sfx_play_options()
-        sfx_play_options_init(&defaults)
-        let options = options?.pointee ?? defaults
-        try checkGain("volume", options.volume)
-        try checkPan(options.pan)
-        guard SettingLimits.loops.contains(Int(options.loops)) else { throw CAPIError.range("loops", "\(options.loops)", "-1 (until stopped) or 0 and up") }
-        let group = try soundGroup(options.group)
-        guard SettingLimits.priority.contains(Int(options.priority)) else {
-            throw CAPIError.range("priority", "\(options.priority)", "\(SettingLimits.priority.lowerBound)…\(SettingLimits.priority.upperBound)")
-        }
-        let id = SoundID(rawValue: sound)
-        guard owner.engine.library.cue(for: id) != nil else {
-            throw CAPIError(SFX_ERROR_SOUND, "sound \(sound) is not loaded (never loaded, or disposed); load it with sfx_load_file or sfx_system_sound")
-        }
-        let callback = options.completion.map { CCompletion(function: $0, userData: options.user_data) }
-        // The voice is known, and recorded, before its completion can run: the completion never
-        // waits for this call, and a refusal is returned here and never completed.
-        let played = owner.engine.reserveVoice()
-        let number = played.id.rawValue
-        owner.add(played)
-        let refusal = owner.engine.start(
-            played, id, volume: options.volume, pan: options.pan, loops: Int(options.loops), group: group,
-            priority: VoicePriority(rawValue: UInt8(options.priority)), maxInstances: Int(options.max_instances)
-        ) { [weak owner] outcome in
-            owner?.remove(number)
-            callback?.call(number, outcome)
-        }
-        if let refusal {
-            owner.remove(number)
-            throw CAPIError(SFX_ERROR_REJECTED, "\(refusal)")
-        }
-        voice?.pointee = number
+        try startPlay(handle, sound, options, source: nil, voice)
     }
+}
+
+/// sfx_play, and with a `source` sfx_play_at and sfx_play_source (a positional voice, whose pan
+/// is checked but not used): `*voice` is set once the play is on its way.
+func startPlay(_ handle: OpaquePointer?, _ sound: UInt32, _ options: UnsafePointer<sfx_play_options>?, source: Source?,
+               _ voice: UnsafeMutablePointer<UInt64>?) throws {
+    let owner = try Handles.engine(handle)
+    var defaults = sfx_play_options()
+    sfx_play_options_init(&defaults)
+    let options = options?.pointee ?? defaults
+    try checkGain("volume", options.volume)
+    try checkPan(options.pan)
+    guard SettingLimits.loops.contains(Int(options.loops)) else { throw CAPIError.range("loops", "\(options.loops)", "-1 (until stopped) or 0 and up") }
+    let group = try soundGroup(options.group)
+    guard SettingLimits.priority.contains(Int(options.priority)) else {
+        throw CAPIError.range("priority", "\(options.priority)", "\(SettingLimits.priority.lowerBound)…\(SettingLimits.priority.upperBound)")
+    }
+    let id = SoundID(rawValue: sound)
+    guard owner.engine.library.cue(for: id) != nil else {
+        throw CAPIError(SFX_ERROR_SOUND, "sound \(sound) is not loaded (never loaded, or disposed); load it with sfx_load_file or sfx_system_sound")
+    }
+    let callback = options.completion.map { CCompletion(function: $0, userData: options.user_data) }
+    // The voice is known, and recorded, before its completion can run: the completion never
+    // waits for this call, and a refusal is returned here and never completed.
+    let played = owner.engine.reserveVoice()
+    let number = played.id.rawValue
+    owner.add(played)
+    let refusal = owner.engine.start(
+        played, id, volume: options.volume, pan: source == nil ? options.pan : 0, loops: Int(options.loops), group: group,
+        priority: VoicePriority(rawValue: UInt8(options.priority)), maxInstances: Int(options.max_instances), source: source
+    ) { [weak owner] outcome in
+        owner?.remove(number)
+        callback?.call(number, outcome)
+    }
+    if let refusal {
+        owner.remove(number)
+        throw CAPIError(SFX_ERROR_REJECTED, "\(refusal)")
+    }
+    voice?.pointee = number
 }
 
 @_cdecl("sfx_voice_stop")

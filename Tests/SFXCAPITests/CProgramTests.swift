@@ -157,8 +157,8 @@ final class CProgramTests: XCTestCase {
         XCTAssertTrue(run.output.contains("disabled"), run.output)
     }
 
-    /// sfx.h compiles alone as C99 and as C++17, warnings as errors, and its default options
-    /// initialiser and enums are usable from both.
+    /// sfx.h compiles alone as C99 and as C++17, warnings as errors, and its default
+    /// initialisers, structs and enums are usable from both, its world functions as declared.
     func testTheHeaderCompilesAsC99AndCxx17WithWarningsAsErrors() throws {
         let source = """
         #include <sfx.h>
@@ -167,11 +167,40 @@ final class CProgramTests: XCTestCase {
         }
         int main(void) {
             sfx_play_options options = SFX_PLAY_OPTIONS_DEFAULT;
-            sfx_config config = { 0, 0, 0, 0, 0 };
+            sfx_config config = { 0, 0, 0, 0, 0, 0 };
+            sfx_source source = SFX_SOURCE_DEFAULT;
+            sfx_listener listener = { { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, -1 }, { 0, 1, 0 }, 1 };
+            sfx_filter filter = { SFX_FILTER_LOWPASS, 1000, 0.7071f, 1 };
+            int (*set_listener)(sfx_engine *, const sfx_listener *) = sfx_listener_set;
+            int (*get_listener)(sfx_engine *, sfx_listener *) = sfx_listener_get;
+            int (*set_world)(sfx_engine *, float, float, float) = sfx_world_set;
+            void (*source_default)(sfx_source *) = sfx_source_default;
+            int (*play_at)(sfx_engine *, sfx_sound, float, float, float, const sfx_play_options *, sfx_voice *) = sfx_play_at;
+            int (*play_source)(sfx_engine *, sfx_sound, const sfx_source *, const sfx_play_options *, sfx_voice *) = sfx_play_source;
+            int (*set_position)(sfx_engine *, sfx_voice, float, float, float) = sfx_voice_set_position;
+            int (*set_velocity)(sfx_engine *, sfx_voice, float, float, float) = sfx_voice_set_velocity;
+            int (*set_cone)(sfx_engine *, sfx_voice, float, float, float, float, float, float) = sfx_voice_set_cone;
+            int (*set_relative)(sfx_engine *, sfx_voice, int) = sfx_voice_set_relative;
+            int (*set_source)(sfx_engine *, sfx_voice, const sfx_source *) = sfx_voice_set_source;
+            int (*set_filter)(sfx_engine *, sfx_voice, const sfx_filter *) = sfx_voice_set_filter;
+            int (*set_group_filter)(sfx_engine *, uint32_t, const sfx_filter *) = sfx_group_set_filter;
+            int (*hrtf_status)(sfx_engine *, char *, size_t) = sfx_hrtf_status;
+            int (*set_reverb)(sfx_engine *, uint32_t, const char *, uint32_t) = sfx_effect_set_reverb;
+            int (*set_echo)(sfx_engine *, uint32_t, float, float, float, float, uint32_t) = sfx_effect_set_echo;
+            int (*clear_effect)(sfx_engine *, uint32_t) = sfx_effect_clear;
+            int (*set_send)(sfx_engine *, sfx_voice, uint32_t, float) = sfx_voice_set_send;
+            int declared = (set_listener != 0) + (get_listener != 0) + (set_world != 0) + (source_default != 0)
+                + (play_at != 0) + (play_source != 0) + (set_position != 0) + (set_velocity != 0) + (set_cone != 0)
+                + (set_relative != 0) + (set_source != 0) + (set_filter != 0) + (set_group_filter != 0) + (hrtf_status != 0)
+                + (set_reverb != 0) + (set_echo != 0) + (clear_effect != 0) + (set_send != 0) + SFX_EFFECT_BUS_COUNT;
             options.completion = done;
             options.group = SFX_GROUP_UI;
             options.priority = SFX_PRIORITY_HIGH;
-            return (int)config.sample_rate + (int)options.loops + (SFX_OK == 0 ? 0 : 1) + SFX_VERSION_MAJOR;
+            config.hrtf = "default";
+            source.distance_model = SFX_DISTANCE_LINEAR_CLAMPED;
+            filter.kind = SFX_FILTER_HIGHSHELF;
+            return (int)config.sample_rate + (int)options.loops + (SFX_OK == 0 ? 0 : 1) + SFX_VERSION_MAJOR
+                + (int)source.distance_model + (int)listener.gain + (int)filter.kind + (declared == 22 ? 0 : 1);
         }
         """
         let include = prefix.appending(path: "include").path

@@ -36,6 +36,7 @@
 #ifndef SFX_H
 #define SFX_H
 
+#include <float.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -110,6 +111,10 @@ typedef struct sfx_config {
     uint32_t period_frames;   /* frames a period, 16…16384; 0: 128 */
     uint32_t periods;         /* periods in the buffer, 2…64; 0: 3 */
     uint32_t max_voices;      /* voices sounding at once, 1…4096; 0: 64 */
+    const char *hrtf;         /* positional voices for headphones: NULL or "off": panned (equal power);
+                                 "default": binaural, through the HRTF set Debian's libmysofa1 installs
+                                 (MIT KEMAR); anything else: the path of a SOFA file. Stereo output only:
+                                 sfx_hrtf_status says what the engine does */
 } sfx_config;
 
 /* How to play. sfx_play with NULL options plays at volume 1, centred, once, in
@@ -128,6 +133,70 @@ typedef struct sfx_play_options {
 
 #define SFX_PLAY_OPTIONS_DEFAULT { 1.0f, 0.0f, 0, SFX_GROUP_EFFECTS, SFX_PRIORITY_NORMAL, 0, NULL, NULL }
 
+/* Where positional voices are heard from: the game's camera or player (OpenAL's listener). The
+ * axes are OpenAL's: x right, y up, -z ahead of a listener that has not turned; positions in the
+ * game's units (metres unless sfx_world_set says otherwise). The engine starts with the listener
+ * at the origin, still, facing -z with +y up, at gain 1 (what sfx_listener_get then gives). */
+typedef struct sfx_listener {
+    float position[3];
+    float velocity[3];        /* units per second, for doppler */
+    float forward[3];         /* the way it faces (OpenAL's "at"); any length but 0 */
+    float up[3];              /* any length but 0, not parallel to forward; made perpendicular to it */
+    float gain;               /* 0…16, multiplies every positional voice */
+} sfx_listener;
+
+/* How a source's level falls with its distance d from the listener (OpenAL 1.1, §3.4), with
+ * d0 its reference distance, d1 its maximum distance and r its rolloff factor:
+ * none 1; inverse d0 / (d0 + r·(d − d0)); linear 1 − r·(min(d, d1) − d0) / (d1 − d0);
+ * exponent (d / d0)^−r. The clamped models first clamp d to d0…d1. The gain stays within 0…1. */
+typedef enum sfx_distance_model {
+    SFX_DISTANCE_NONE = 0,
+    SFX_DISTANCE_INVERSE = 1,
+    SFX_DISTANCE_INVERSE_CLAMPED = 2,     /* the default */
+    SFX_DISTANCE_LINEAR = 3,
+    SFX_DISTANCE_LINEAR_CLAMPED = 4,      /* silent beyond the maximum distance (at rolloff 1) */
+    SFX_DISTANCE_EXPONENT = 5,
+    SFX_DISTANCE_EXPONENT_CLAMPED = 6
+} sfx_distance_model;
+
+/* A positional voice's place in the world and how it carries: OpenAL's source properties. Start
+ * from sfx_source_default() (or SFX_SOURCE_DEFAULT): zero is not the default here. Coordinates
+ * must be finite. */
+typedef struct sfx_source {
+    float position[3];
+    float velocity[3];        /* units per second, for doppler */
+    float direction[3];       /* the way it faces, for its cone; 0, 0, 0 (the default): every way */
+    int32_t relative;         /* nonzero: position, velocity and direction are in the listener's own
+                                 frame (x right, y up, -z ahead) and follow it (the player's own sounds) */
+    uint32_t distance_model;  /* an sfx_distance_model; SFX_DISTANCE_INVERSE_CLAMPED */
+    float reference_distance; /* 0 and up, units: the distance of full level; 1 */
+    float maximum_distance;   /* reference_distance and up, finite: where attenuation stops; FLT_MAX */
+    float rolloff_factor;     /* 0…1000: 0 turns distance attenuation off; 1 */
+    float cone_inner;         /* degrees 0…360: full level within half of it around `direction`; 360 */
+    float cone_outer;         /* degrees cone_inner…360: cone_outer_gain beyond half of it; 360 */
+    float cone_outer_gain;    /* 0…1, a straight line in angle between the two; 0 */
+    float air_absorption;     /* 0…10 (OpenAL's AL_AIR_ABSORPTION_FACTOR): 1 is air, −0.05 dB a metre at 5 kHz; 0 */
+} sfx_source;
+
+#define SFX_SOURCE_DEFAULT { { 0.0f, 0.0f, 0.0f }, { 0.0f, 0.0f, 0.0f }, { 0.0f, 0.0f, 0.0f }, 0, \
+    SFX_DISTANCE_INVERSE_CLAMPED, 1.0f, FLT_MAX, 1.0f, 360.0f, 360.0f, 0.0f, 0.0f }
+
+/* What a filter does (RBJ's Audio EQ Cookbook biquads). */
+typedef enum sfx_filter_kind {
+    SFX_FILTER_LOWPASS = 0,   /* passes below the cutoff, −12 dB an octave above it */
+    SFX_FILTER_HIGHPASS = 1,  /* passes above the cutoff, −12 dB an octave below it */
+    SFX_FILTER_BANDPASS = 2,  /* passes around the cutoff (its centre); bandwidth cutoff / q */
+    SFX_FILTER_HIGHSHELF = 3  /* 1 below the cutoff, `gain` above it, √gain at it */
+} sfx_filter_kind;
+
+/* A filter on a voice or a group: a low-pass for a sound behind a wall or "underwater". */
+typedef struct sfx_filter {
+    uint32_t kind;            /* an sfx_filter_kind */
+    float cutoff;             /* Hz, 10…96000 (above 0.45 × the output's rate it acts at 0.45 × the rate) */
+    float q;                  /* resonance 0.1…30, 0.7071 Butterworth; for SFX_FILTER_HIGHSHELF its slope 0.1…1 (1 steepest) */
+    float gain;               /* 0…1, linear: the passed band's level (the high shelf's above the cutoff) */
+} sfx_filter;
+
 /* What sfx_alert did (bits of its `heard` output). */
 #define SFX_ALERT_PLAYED 1u
 #define SFX_ALERT_VIBRATED 2u
@@ -142,7 +211,7 @@ const char *sfx_version(void);
  * Never NULL. Each thread has its own. */
 const char *sfx_last_error(void);
 
-/* Fills `config` with the defaults (all zero: "default", 48000 Hz, 128 × 3, 64 voices).
+/* Fills `config` with the defaults (all zero: "default", 48000 Hz, 128 × 3, 64 voices, no HRTF).
  * Does nothing when `config` is NULL. Any thread. */
 void sfx_config_init(sfx_config *config);
 
@@ -158,7 +227,7 @@ void sfx_play_options_init(sfx_play_options *options);
  * `*engine` is set on success, to NULL on failure. SFX_ERROR_NULL without `engine`,
  * SFX_ERROR_RANGE for a number out of range, SFX_ERROR_DEVICE when the device cannot be opened,
  * SFX_ERROR_SOUND when the bundled sounds are unusable, SFX_ERROR_FAILED for a settings file
- * it cannot read (the message names it). Any thread. */
+ * it cannot read or an HRTF set (`config->hrtf`) it cannot load (the message names it). Any thread. */
 int sfx_open(const sfx_config *config, sfx_engine **engine);
 
 /* Stops every sound (their completions say SFX_STOPPED), lets the device play what it holds
@@ -169,7 +238,8 @@ int sfx_close(sfx_engine *engine);
 
 /* Waits until no voice sounds and every completion has been delivered, or `timeout_ms` has
  * passed: SFX_OK when idle, SFX_ERROR_FAILED on timeout. Call it before closing to let sounds
- * ring out. Any thread but a completion callback's (it would wait for itself). */
+ * ring out; an effect bus's tail (an echo, a reverb) is not waited for: it rings on after the
+ * voices that fed it have ended. Any thread but a completion callback's (it would wait for itself). */
 int sfx_wait_idle(sfx_engine *engine, uint32_t timeout_ms);
 
 /* ---- Sounds --------------------------------------------------------------------------- */
@@ -234,6 +304,128 @@ int sfx_group_set_gain(sfx_engine *engine, uint32_t group, float gain);
 /* Mutes (`muted` nonzero) or unmutes `group` (0…7), smoothly; its voices go on silently.
  * Any thread. */
 int sfx_group_set_muted(sfx_engine *engine, uint32_t group, int muted);
+
+/* ---- Sound in a game's world ---------------------------------------------------------- */
+
+/* A positional voice (sfx_play_at, sfx_play_source) takes its level, pan and pitch from where it
+ * is relative to the listener: distance (the source's distance model), cone, doppler (the
+ * listener's and its velocity), air absorption; and, with sfx_config's `hrtf`, is rendered
+ * binaurally. Each change reaches the real-time thread as one command; voices follow at the next
+ * spatial update (every 128 frames, gliding, so they never click). A positional voice too quiet
+ * to hear is virtual: it costs almost nothing, keeps its place in time and is heard again once
+ * it is audible. */
+
+/* Sets where positional voices are heard from; call it as often as the camera moves.
+ * SFX_ERROR_NULL without `listener`, SFX_ERROR_RANGE for a coordinate that is not finite, a
+ * zero `forward` or `up`, the two parallel, or a gain outside 0…16. Any thread. */
+int sfx_listener_set(sfx_engine *engine, const sfx_listener *listener);
+
+/* Fills `*listener` with the listener last set (at first: the origin, facing -z, +y up, gain 1).
+ * SFX_ERROR_NULL without `listener`. Any thread. */
+int sfx_listener_get(sfx_engine *engine, sfx_listener *listener);
+
+/* Sets what every positional voice shares (OpenAL's AL_DOPPLER_FACTOR and AL_SPEED_OF_SOUND):
+ * `doppler_factor` 0…100 (0 turns doppler off, 1 is physical; the engine starts at 1),
+ * `speed_of_sound` in units per second, 0.001 and up, finite (343.3, air when a unit is a
+ * metre), `meters_per_unit` 0.000001…1000000 (1; for air absorption, given per metre).
+ * SFX_ERROR_RANGE otherwise, and nothing changes. Any thread. */
+int sfx_world_set(sfx_engine *engine, float doppler_factor, float speed_of_sound, float meters_per_unit);
+
+/* Fills `source` with OpenAL's defaults (SFX_SOURCE_DEFAULT): at the origin, still, no
+ * direction, not relative, inverse clamped distance from 1 unit, no maximum distance, rolloff
+ * 1, no cone (360, 360, outer gain 0), no air absorption. Does nothing when `source` is NULL.
+ * Any thread. */
+void sfx_source_default(sfx_source *source);
+
+/* sfx_play of a positional voice at `x`, `y`, `z` (finite), still, with the default source
+ * (sfx_source_default). `options` as sfx_play's (NULL: the defaults), but `pan` is not used (it
+ * must still be in range): where the voice is decides it. Errors and completion as sfx_play's;
+ * SFX_ERROR_RANGE for a coordinate that is not finite. Any thread, including a completion callback. */
+int sfx_play_at(sfx_engine *engine, sfx_sound sound, float x, float y, float z, const sfx_play_options *options,
+                sfx_voice *voice);
+
+/* sfx_play of a positional voice with every property of `*source`, as sfx_play_at.
+ * SFX_ERROR_NULL without `source`, SFX_ERROR_RANGE for a property out of its range (see
+ * sfx_source). Any thread, including a completion callback. */
+int sfx_play_source(sfx_engine *engine, sfx_sound sound, const sfx_source *source, const sfx_play_options *options,
+                    sfx_voice *voice);
+
+/* Moves a positional voice to `x`, `y`, `z` (finite: SFX_ERROR_RANGE otherwise). A voice that
+ * is not positional, or has ended: SFX_OK, nothing done. Any thread. */
+int sfx_voice_set_position(sfx_engine *engine, sfx_voice voice, float x, float y, float z);
+
+/* Sets a positional voice's velocity (units per second, finite), for doppler. A voice that is
+ * not positional, or has ended: SFX_OK, nothing done. Any thread. */
+int sfx_voice_set_velocity(sfx_engine *engine, sfx_voice voice, float x, float y, float z);
+
+/* Makes a positional voice directional (OpenAL's cone): full level within `inner` degrees
+ * around the direction `dx`, `dy`, `dz`, `outer_gain` beyond `outer` degrees, a straight line
+ * between. `inner` 0…360, `outer` `inner`…360, `outer_gain` 0…1, the direction finite (0, 0, 0:
+ * every way); SFX_ERROR_RANGE otherwise. A voice that is not positional, or has ended: SFX_OK,
+ * nothing done. Any thread. */
+int sfx_voice_set_cone(sfx_engine *engine, sfx_voice voice, float inner, float outer, float outer_gain,
+                       float dx, float dy, float dz);
+
+/* Makes a positional voice's position, velocity and direction relative to the listener
+ * (`relative` nonzero: x right, y up, -z ahead, following it) or to the world (0). A voice that
+ * is not positional, or has ended: SFX_OK, nothing done. Any thread. */
+int sfx_voice_set_relative(sfx_engine *engine, sfx_voice voice, int relative);
+
+/* Replaces every source property of a voice; a voice played by sfx_play becomes positional (its
+ * pan no longer counts). SFX_ERROR_NULL without `source`, SFX_ERROR_RANGE for a property out of
+ * its range (see sfx_source). A voice that has ended: SFX_OK, nothing done. Any thread. */
+int sfx_voice_set_source(sfx_engine *engine, sfx_voice voice, const sfx_source *source);
+
+/* Puts a filter on a voice (any voice, positional or not), glides it to new settings, or takes
+ * it off (`filter` NULL); changes glide over 5 ms, so they never click. SFX_ERROR_RANGE for a
+ * kind that is no sfx_filter_kind or a number out of its range (see sfx_filter). A voice that
+ * has ended: SFX_OK, nothing done. Any thread. */
+int sfx_voice_set_filter(sfx_engine *engine, sfx_voice voice, const sfx_filter *filter);
+
+/* Puts a filter on everything `group` (0…7) plays, glides it, or takes it off (`filter` NULL),
+ * as sfx_voice_set_filter. SFX_ERROR_RANGE for a group or a filter out of range. Any thread. */
+int sfx_group_set_filter(sfx_engine *engine, uint32_t group, const sfx_filter *filter);
+
+/* What renders positional voices, as one line into `buffer` (`size` bytes, NUL included): "off";
+ * "off: HRTF needs stereo output, …"; or the SOFA file's name, its taps and rate
+ * ("default.sofa, 128 taps at 48000 Hz"). SFX_ERROR_NULL without `buffer`, SFX_ERROR_RANGE when
+ * `size` is too small (the message says how many bytes it needs; `buffer` then holds as much as
+ * fits, NUL-terminated, if `size` is not 0). Any thread. */
+int sfx_hrtf_status(sfx_engine *engine, char *buffer, size_t size);
+
+/* ---- Effect buses --------------------------------------------------------------------- */
+
+/* SFX_EFFECT_BUS_COUNT buses, 0…3, each running a reverb or an echo (wet only) on what voices
+ * send it (sfx_voice_set_send), its output returning into a group, whose gain, mute, filter and
+ * stop then apply to it. A bus starts empty; every voice starts sending 0 to each bus. */
+#define SFX_EFFECT_BUS_COUNT 4
+
+/* Puts a reverb on `bus` (0…3), one of the presets by name: "room", "hall", "cave",
+ * "livingRoom", "bathroom", "stoneRoom", "arena", "hangar", "underwater" (EFX's presets of those
+ * names); its output returns into `return_group` (0…7; SFX_GROUP_EFFECTS for most). The reverb
+ * is made here (its delay lines allocated), off the real-time thread, and replaces the bus's
+ * effect whole. SFX_ERROR_NULL without `preset`, SFX_ERROR_SOUND for a name no preset has (the
+ * message lists them), SFX_ERROR_RANGE for a bus or group out of range, SFX_ERROR_REJECTED
+ * when the command queue is full (nothing changes). Any thread. */
+int sfx_effect_set_reverb(sfx_engine *engine, uint32_t bus, const char *preset, uint32_t return_group);
+
+/* Puts a ping-pong echo on `bus` (0…3): taps every `delay` seconds (0.001…2, to the frame),
+ * alternating left and right, each `feedback` (0…0.95) times the one before, the first `wet`
+ * (0…1) times the input, low-passed in the loop by `damping` (0…0.99; 0: none); its output
+ * returns into `return_group` (0…7). SFX_ERROR_RANGE for a number out of range,
+ * SFX_ERROR_REJECTED when the command queue is full. Any thread. */
+int sfx_effect_set_echo(sfx_engine *engine, uint32_t bus, float delay, float feedback, float wet, float damping,
+                        uint32_t return_group);
+
+/* Takes the effect off `bus` (0…3; SFX_ERROR_RANGE otherwise); what the voices send it is then
+ * dropped. A bus without an effect: SFX_OK. SFX_ERROR_REJECTED when the command queue is full.
+ * Any thread. */
+int sfx_effect_clear(sfx_engine *engine, uint32_t bus);
+
+/* Sets how much of a voice goes to `bus` (0…3): `level` 0…1, linear, gliding over 5 ms, beside
+ * what it plays directly (a send does not take from it). SFX_ERROR_RANGE for a bus or level out
+ * of range. A voice that has ended: SFX_OK, nothing done. Any thread. */
+int sfx_voice_set_send(sfx_engine *engine, sfx_voice voice, uint32_t bus, float level);
 
 /* ---- Alerts and vibration ------------------------------------------------------------- */
 
