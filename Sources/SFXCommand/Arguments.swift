@@ -193,7 +193,9 @@ struct ParsedArguments {
                 guard arg.count == 2 else { throw UsageError(message: "unknown option '\(arg)'", command: spec) }
                 name = arg.dropFirst()
             }
-            guard let option = spec.options.first(where: { $0.name == name || (name.count == 1 && $0.short == name.first) }) else {
+            // A long name first: `--q` is the filter's Q where there is one, `-q` always --quiet.
+            let long = arg.hasPrefix("--") ? spec.options.first(where: { $0.name == name }) : nil
+            guard let option = long ?? spec.options.first(where: { name.count == 1 && $0.short == name.first }) else {
                 throw UsageError(message: "unknown option '\(arg)'", command: spec)
             }
             if let placeholder = option.value {

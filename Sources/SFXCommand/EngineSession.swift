@@ -26,12 +26,14 @@ struct EngineSession {
     /// its sounds are loaded, so that an error (no such sound) is the only line printed.
     /// `cardDirectory`: the name of the virtual card's directory beside the user's card
     /// (`VirtualCardFallback.engage`), "card" unless told (the daemon has its own).
+    /// `hrtf`: what renders positional voices (`--hrtf`: the default SOFA set).
     init(_ options: OutputOptions, settings: UserSettings, idleTimeout: Duration? = nil, deferStart: Bool = false,
          plays: Int = 1, preload: [String] = [], rewind: Bool = true, deferNotice: Bool = false,
-         cardDirectory: String = "card") throws {
+         cardDirectory: String = "card", hrtf: HRTFChoice = .off) throws {
         self.options = options
         var configuration = SoundEngine.Configuration()
         settings.apply(to: &configuration)
+        configuration.hrtf = hrtf
         let output = try Self.output(device: options.device, settings: settings, cardDirectory: cardDirectory)
         configuration.output.device = output.device
         let route = output.route
