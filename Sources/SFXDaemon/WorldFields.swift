@@ -89,7 +89,8 @@ public enum WorldFields {
 
     static func number(_ fields: Fields, _ key: String, in range: ClosedRange<Float>) throws(FieldError) -> Float? {
         guard let text = fields[key] else { return nil }
-        guard let value = Double(text), value >= Double(range.lowerBound), value <= Double(range.upperBound) else {
+        // Compared as the Float the mixer takes: 0.1 typed is SettingLimits' 0.1, not below it.
+        guard let value = Double(text), range.contains(Float(value)) else {
             throw FieldError("\(key)=\(text) is not a number from \(range.lowerBound) to \(range.upperBound); give one in range")
         }
         return Float(value)
