@@ -127,8 +127,10 @@ struct NumberOption {
     }
 
     /// An option for one of `SettingLimits`' ranges.
+    /// The bounds as their shortest decimals (Float's 0.1 is 0.10000000149 as a Double, which
+    /// would refuse a typed 0.1).
     init(spec: OptionSpec, limits range: ClosedRange<Float>) {
-        self.init(spec: spec, range: Double(range.lowerBound)...Double(range.upperBound))
+        self.init(spec: spec, range: Double("\(range.lowerBound)")!...Double("\(range.upperBound)")!)
     }
 
     /// The value given, checked; nil when the option is absent.

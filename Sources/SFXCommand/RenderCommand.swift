@@ -22,7 +22,7 @@ enum RenderCommand: Subcommand {
         the sounds end, or --seconds.
         """,
         examples: ["sfx render tock bell -o out.wav --at 0 --at 0.25", "sfx render bell -o bell.ogg",
-                   "sfx render bell -o side.wav --at-position 5,0,0 --hrtf --lowpass 4000 --seconds 3",
+                   "sfx render bell -o side.wav --at-position 5,0,0 --hrtf --seconds 3",
                    "sfx render bell -o - | sox -t wav - -n stat"],
         positionals: [PositionalSpec(name: "NAME|FILE", help: "System sound names, sound files, or - for standard input.", min: 0, max: nil)],
         options: [output, format, SoundArgument.idOption, SoundArgument.fileOption, at,
