@@ -375,7 +375,7 @@ final class OutputThread: @unchecked Sendable {
                 written += period
                 available -= period
                 if written >= wellPlayedFrames, !byClock { playedWell = true }
-                idle = (placement.busy || mixer.activeVoiceCount > 0) ? 0 : idle + period
+                idle = (placement.busy || mixer.activeVoiceCount > 0 || mixer.effectsSounding) ? 0 : idle + period
             }
             activeVoices.store(mixer.activeVoiceCount, ordering: .relaxed)
             virtualVoices.store(mixer.virtualVoiceCount, ordering: .relaxed)
