@@ -114,6 +114,16 @@ public final class DaemonService: Sendable {
                 return (.ok, [])
             case .mute: return try mute(fields)
             case .filter: return try groupFilter(fields)
+            case .effect:
+                let (bus, effect, group) = try WorldFields.effect(fields)
+                do {
+                    guard try engine.setEffect(effect, bus: bus, returnsTo: group) else {
+                        throw RequestError("busy: the engine's command queue is full; try again")
+                    }
+                } catch let error as SettingError {
+                    throw RequestError(error.description)
+                }
+                return (.ok, [])
             case .load: return try load(fields, file: file, uid: context.uid)
             case .status:
                 var status = DaemonStatus(engine: engine, daemon: true, systemSoundsLoaded: systemCount.load(ordering: .relaxed),
@@ -143,16 +153,20 @@ public final class DaemonService: Sendable {
         let loops = Int(try number(fields, "loops", in: SettingLimits.textLoops) ?? 0)
         let position = try WorldFields.position(fields)
         let filter = try WorldFields.filter(fields) ?? nil
+        let send = try WorldFields.send(fields)
         let (sound, temporary) = try sound(fields, file: file, uid: uid)
         // A file played once is forgotten when its play ends.
         let ended: @Sendable (PlayOutcome) -> Void = { [self] _ in if let temporary { forget(sound, temporary, of: uid) } }
+        var sends = SIMD4<Float>.zero
+        if let send { sends[send.bus] = send.level }
         let voice = if let position {
-            engine.play(sound, at: position, volume: Float(volume), loops: loops, completion: ended)
+            engine.play(sound, from: Source(position: position), volume: Float(volume), loops: loops, sends: sends, completion: ended)
         } else {
             engine.play(sound, volume: Float(volume), pan: Float(pan), loops: loops, completion: ended)
         }
-        // In range (checked above), so it cannot throw; it reaches the mixer right behind the play.
+        // In range (checked above), so they cannot throw; they reach the mixer right behind the play.
         if let filter { try? voice.setFilter(filter) }
+        if let send, position == nil { try? voice.setSend(send.level, bus: send.bus) }
         playsServed.wrappingAdd(1, ordering: .relaxed)
         return (.id, Fields(["id": "\(voice.id.rawValue)"]).payload)
     }

@@ -5,6 +5,8 @@ public enum RequestKind: UInt8, Sendable, CaseIterable {
     case play = 1, alert = 2, vibrate = 3, stop = 4, mute = 5, load = 6, status = 7
     /// A group's filter (`group=`, `filter=`…; docs/PROTOCOL.md).
     case filter = 8
+    /// An effect bus's reverb or echo (`bus=`, `effect=`…; docs/PROTOCOL.md).
+    case effect = 9
 
     public var name: String { String(describing: self) }
 

@@ -87,6 +87,68 @@ public enum WorldFields {
         throw FieldError("group=\(text) is not a group; give effects, ui, alerts, music or a number from 0 to \(SoundGroup.count - 1)")
     }
 
+    /// The play's send to an effect bus: `send=LEVEL` (0–1, linear) to `bus=N` (0–3, default 0);
+    /// nil when there is no `send=`.
+    public static func send(_ fields: Fields) throws(FieldError) -> (bus: Int, level: Float)? {
+        guard let level = try number(fields, "send", in: SettingLimits.send) else {
+            if fields["bus"] != nil { throw FieldError("bus= belongs to a send: give send=LEVEL (0 to 1) with it") }
+            return nil
+        }
+        return (try bus(fields) ?? 0, level)
+    }
+
+    /// `bus=`, 0–3, or nil when absent.
+    static func bus(_ fields: Fields) throws(FieldError) -> Int? {
+        guard let text = fields["bus"] else { return nil }
+        guard let bus = Int(text), SettingLimits.effectBus.contains(bus) else {
+            throw FieldError("bus=\(text) is not an effect bus; give a number from \(SettingLimits.effectBus.lowerBound) to \(SettingLimits.effectBus.upperBound)")
+        }
+        return bus
+    }
+
+    /// A reverb preset by name (`ReverbSettings.presets`, any case, - and _ ignored: living-room).
+    public static func preset(named name: String) -> ReverbSettings? {
+        func key(_ text: String) -> String { text.lowercased().filter { $0 != "-" && $0 != "_" } }
+        return ReverbSettings.presets.first { key($0.name) == key(name) }?.settings
+    }
+
+    public static var presetNames: String { ReverbSettings.presets.map(\.name).joined(separator: ", ") }
+
+    /// The echo's ranges, as `EchoSettings` documents them.
+    public static let echoDelay: ClosedRange<Float> = 0.001...EchoSettings.maximumDelay
+    public static let echoFeedback: ClosedRange<Float> = 0...0.95
+    public static let echoWet: ClosedRange<Float> = 0...1
+    public static let echoDamping: ClosedRange<Float> = 0...0.99
+
+    /// The `effect` request: its bus (`bus=`, required), the effect (`effect=reverb` with
+    /// `preset=NAME`, `effect=echo` with `delay=`, `feedback=`, `wet=`, `damping=`, or
+    /// `effect=off`: nil) and the group it returns into (`group=`, effects).
+    public static func effect(_ fields: Fields) throws(FieldError) -> (bus: Int, effect: Effect?, group: SoundGroup) {
+        guard let bus = try bus(fields) else {
+            throw FieldError("an effect request needs bus=N (\(SettingLimits.effectBus.lowerBound) to \(SettingLimits.effectBus.upperBound)); give the bus")
+        }
+        let group = try group(fields) ?? .effects
+        switch fields["effect"] {
+        case "off"?:
+            return (bus, nil, group)
+        case "reverb"?:
+            let name = fields["preset"] ?? "room"
+            guard let preset = preset(named: name) else {
+                throw FieldError("preset=\(name) is not a reverb preset; give one of \(presetNames)")
+            }
+            return (bus, .reverb(preset), group)
+        case "echo"?:
+            guard let delay = try number(fields, "delay", in: echoDelay) else {
+                throw FieldError("effect=echo needs delay=SECONDS (\(echoDelay.lowerBound) to \(echoDelay.upperBound)); give the time between taps")
+            }
+            return (bus, .echo(EchoSettings(delay: delay, feedback: try number(fields, "feedback", in: echoFeedback) ?? 0.4,
+                                            wet: try number(fields, "wet", in: echoWet) ?? 0.5,
+                                            damping: try number(fields, "damping", in: echoDamping) ?? 0.2)), group)
+        case let other:
+            throw FieldError("effect=\(other ?? "") is not an effect; give effect=reverb (preset=), effect=echo (delay=) or effect=off")
+        }
+    }
+
     static func number(_ fields: Fields, _ key: String, in range: ClosedRange<Float>) throws(FieldError) -> Float? {
         guard let text = fields[key] else { return nil }
         // Compared as the Float the mixer takes: 0.1 typed is SettingLimits' 0.1, not below it.
