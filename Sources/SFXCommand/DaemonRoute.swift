@@ -99,7 +99,7 @@ enum DaemonRoute {
 extension PlayCommand {
     /// Plays through the daemon: 0 once every sound is accepted; nil to play in-process.
     static func playThroughDaemon(_ arguments: ParsedArguments, sounds: [SoundArgument], volume: Float, pan: Float, loops: Int,
-                                  position: Vector3? = nil, filter: FilterSettings? = nil) throws -> Int32? {
+                                  position: Vector3? = nil, filter: FilterSettings? = nil, reverb: String? = nil) throws -> Int32? {
         let custom = OutputOptions.specs.filter { $0.name != "quiet" && $0.name != "verbose" }.contains { arguments.flag($0) || arguments.value($0) != nil }
             || arguments.flag(normalize) || arguments.value(normalizeTo.spec) != nil
             || PlayerPlayback.specs.contains { arguments.flag($0) || arguments.value($0) != nil }
@@ -118,6 +118,11 @@ extension PlayCommand {
                 return nil
             }
         }
+        // The reverb goes on the daemon's bus first, so the plays' sends find it there.
+        if let reverb {
+            let fields = Fields(["bus": "\(WorldOptions.reverbBus)", "effect": "reverb", "preset": reverb])
+            guard try DaemonRoute.send(client, .effect, fields, forced: forced) != nil else { return nil }
+        }
         var voices: [String] = []
         for (index, sound) in sounds.enumerated() {
             var (fields, file) = try DaemonRoute.sound(sound)
@@ -127,6 +132,10 @@ extension PlayCommand {
             fields["loops"] = "\(loops)"
             if let position { fields["position"] = WorldFields.text(of: position) }
             for (key, value) in WorldFields.fields(of: filter) { fields[key] = value }
+            if reverb != nil {
+                fields["send"] = "\(WorldOptions.reverbSend)"
+                fields["bus"] = "\(WorldOptions.reverbBus)"
+            }
             guard let reply = try DaemonRoute.send(client, .play, fields, file: file, forced: forced) else {
                 if index == 0 { return nil }
                 throw Failure("the daemon went away after playing \(index) of \(sounds.count) sounds; see `sfx status`")

@@ -19,7 +19,8 @@ enum PlayCommand: Subcommand {
         (S16_LE, S32_LE, FLOAT_LE, …), --rate and --channels; a .raw or .pcm file needs them. \
         --at X,Y,Z plays the sounds at a point of a game's world, heard from the origin facing -z \
         (x right, y up): panned by where they are, 1/distance beyond 1 unit, or through the HRTF \
-        set with --hrtf; --lowpass, --highpass or --bandpass (with --q) filters them.
+        set with --hrtf; --lowpass, --highpass or --bandpass (with --q) filters them; --reverb sends \
+        them to effect bus 0 running that reverb (the daemon's bus 0, through the daemon).
         """,
         examples: ["sfx play tock", "sfx play ./coin.ogg --volume -6dB", "sfx play bell --at 3,0,-1 --lowpass 2000", "sfx play -f bell -i bell", "sox -n -t wav - synth 0.2 sine 880 | sfx play -",
                    "sfx play take.raw --format S16_LE --rate 44100 -c 2",
@@ -36,6 +37,7 @@ enum PlayCommand: Subcommand {
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let position = try WorldOptions.position(arguments)
         let filter = try WorldOptions.filter(arguments)
+        let reverb = try WorldOptions.reverbPreset(arguments)
         try WorldOptions.checkHRTF(arguments, positional: position != nil, option: WorldOptions.at.name)
         let raw = try RawInput.layout(arguments)
         if raw == nil, let streamed = try PlayerPlayback.streamed(arguments) { return try PlayerPlayback.run(streamed, arguments) }
@@ -53,12 +55,12 @@ enum PlayCommand: Subcommand {
         let normalize = try normalization(arguments)
         // The daemon reads sound files with headers: raw PCM is decoded here.
         if raw == nil, let status = try playThroughDaemon(arguments, sounds: sounds, volume: volume, pan: pan, loops: loops,
-                                                          position: position, filter: filter) { return status }
+                                                          position: position, filter: filter, reverb: reverb?.name) { return status }
         let options = try OutputOptions(arguments)
         if options.verbose { print("sfx: in-process: \(DaemonRoute.inProcessReason)") }
         let settings = try CommandSettings.load(quiet: options.quiet)
         try SoundArgument.checkFilesExist(sounds)
-        let session = try EngineSession(options, settings: settings, deferStart: true, plays: 2 * sounds.count + 1,   // + filters, the ending
+        let session = try EngineSession(options, settings: settings, deferStart: true, plays: 3 * sounds.count + 2,   // + filters, sends, the reverb, the ending
                                         preload: sounds.compactMap(\.systemName), deferNotice: true,
                                         hrtf: arguments.flag(WorldOptions.hrtf) ? .default : .off)
         let ids = try sounds.map { try $0.load(into: session.engine.library, normalize: normalize, raw: raw) }
@@ -68,13 +70,17 @@ enum PlayCommand: Subcommand {
         let interrupted = Interruption()
         interrupted.onInterrupt { try? session.engine.stopAll(fade: .milliseconds(30)) }
         if !interrupted.happened {
+            if let reverb { try session.engine.setEffect(.reverb(reverb.settings), bus: WorldOptions.reverbBus) }
+            var sends = SIMD4<Float>.zero
+            if reverb != nil { sends[WorldOptions.reverbBus] = WorldOptions.reverbSend }
             for sound in ids {
                 let voice = if let position {
-                    session.engine.play(sound, at: position, volume: volume, loops: loops, rate: rate)
+                    session.engine.play(sound, from: Source(position: position), volume: volume, loops: loops, rate: rate, sends: sends)
                 } else {
                     session.engine.play(sound, volume: volume, pan: pan, loops: loops, rate: rate)
                 }
                 if let filter { try voice.setFilter(filter) }
+                if reverb != nil, position == nil { try voice.setSend(WorldOptions.reverbSend, bus: WorldOptions.reverbBus) }
             }
             // A signal that came while they were queued stopped what was queued before it.
             if interrupted.happened { try? session.engine.stopAll(fade: .milliseconds(30)) }

@@ -49,8 +49,8 @@ enum PlayerPlayback {
     }
 
     static func run(_ source: Source, _ arguments: ParsedArguments) throws -> Int32 {
-        if try WorldOptions.filter(arguments) != nil {
-            throw UsageError(message: "--lowpass, --highpass and --bandpass filter sounds held in memory; a streamed one (a URL, --start, a file over 30 s) plays unfiltered: drop the filter", command: arguments.spec)
+        if try WorldOptions.filter(arguments) != nil || WorldOptions.reverbPreset(arguments) != nil {
+            throw UsageError(message: "--lowpass, --highpass, --bandpass and --reverb are for sounds held in memory; a streamed one (a URL, --start, a file over 30 s) plays without them: drop them", command: arguments.spec)
         }
         let position = try WorldOptions.position(arguments)
         let volume = try Volume.factor(arguments) ?? 1

@@ -18,8 +18,9 @@ enum RenderCommand: Subcommand {
         --at-position X,Y,Z puts the sound of the same position at a point of a game's world, heard \
         from the origin facing -z (x right, y up), as sfx play --at does: panned by where it is, \
         1/distance beyond 1 unit, or through the HRTF set with --hrtf (for headphones). \
-        --lowpass, --highpass or --bandpass (with --q) filters every sound. The mix lasts until \
-        the sounds end, or --seconds.
+        --lowpass, --highpass or --bandpass (with --q) filters every sound; --reverb sends every \
+        sound to a bus running that reverb preset. The mix lasts until the sounds end (and a \
+        reverb's tail has decayed by 96 dB), or --seconds.
         """,
         examples: ["sfx render tock bell -o out.wav --at 0 --at 0.25", "sfx render bell -o bell.ogg",
                    "sfx render bell -o side.wav --at-position 5,0,0 --hrtf --seconds 3",
@@ -27,7 +28,7 @@ enum RenderCommand: Subcommand {
         positionals: [PositionalSpec(name: "NAME|FILE", help: "System sound names, sound files, or - for standard input.", min: 0, max: nil)],
         options: [output, format, SoundArgument.idOption, SoundArgument.fileOption, at,
                   Volume.option, Volume.decibelOption, CommonOptions.pan.spec, rate.spec, WorldOptions.atPosition]
-            + WorldOptions.filterSpecs + [WorldOptions.hrtf, mixLength.spec, quiet])
+            + WorldOptions.filterSpecs + [WorldOptions.reverb, WorldOptions.hrtf, mixLength.spec, quiet])
 
     static let output = OptionSpec.option("output", short: "o", value: "FILE", help: "The file to write, or - for standard output (required).")
     static let format = OptionSpec.option("format", value: "FORMAT", help: "\(OutputFormat.names) (default: by the output's extension, else wav).")
@@ -76,6 +77,7 @@ enum RenderCommand: Subcommand {
         }
         try WorldOptions.checkHRTF(arguments, positional: !positions.isEmpty, option: WorldOptions.atPosition.name)
         let filter = try WorldOptions.filter(arguments)
+        let reverb = try WorldOptions.reverbPreset(arguments)
         let length = try mixLength.read(arguments)
         var configuration = SoundLibrary.Configuration()
         if let rate = try rate.read(arguments) {
@@ -87,6 +89,15 @@ enum RenderCommand: Subcommand {
         let audio = configuration.format
         var commands: [ScheduledCommand] = []
         var cues: [Cue] = []   // kept alive while the mixer reads them
+        var sends = SIMD4<Float>.zero
+        var processor: EffectProcessor?   // kept alive while the mixer runs it
+        if let reverb {
+            let effect = EffectProcessor(.reverb(reverb.settings), sampleRate: audio.sampleRate, rewindHeadroomFrames: 0)
+            processor = effect
+            commands.append(ScheduledCommand(frame: 0, .setEffect(bus: WorldOptions.reverbBus, processor: EffectReference(effect, key: 1), returnGroup: .effects)))
+            sends[WorldOptions.reverbBus] = WorldOptions.reverbSend
+        }
+        var end = 0.0
         for (i, sound) in sounds.enumerated() {
             let id = try sound.load(into: library)
             let at = i < starts.count ? starts[i] : 0
@@ -97,15 +108,20 @@ enum RenderCommand: Subcommand {
                               + "\(OfflineMix.maximumSeconds) s a render may last; start it by \(seconds(max(0, longest - cue.duration)))")
             }
             cues.append(cue)
+            end = max(end, at + cue.duration)
             // What OfflineMix.render asks of the mixer, and the place and filter of the sound.
             let request = PlayRequest(voice: VoiceID(UInt64(i + 1)), cue: cue, gain: volume, pan: pan,
-                                      source: i < positions.count ? Source(position: positions[i]) : nil, filter: filter)
+                                      source: i < positions.count ? Source(position: positions[i]) : nil, filter: filter, sends: sends)
             commands.append(ScheduledCommand(frame: Int((at * Double(audio.sampleRate)).rounded()), .play(request)))
         }
         let table = arguments.flag(WorldOptions.hrtf) ? try hrtfTable(sampleRate: audio.sampleRate, channels: audio.channels) : nil
-        let samples = withExtendedLifetime(cues) {
+        // A reverb's tail outlives the sounds: without --seconds the mix lasts until it has decayed
+        // by 96 dB (RT60 × 96/60 after the pre-delay, the effect's idle law), within the longest mix.
+        let tail = reverb.map { Double($0.settings.preDelay + $0.settings.decayTime * 96 / 60) }
+        let mixSeconds = length ?? tail.map { min(longest, end + $0) }
+        let samples = withExtendedLifetime((cues, processor)) {
             OfflineRenderer.render(commands, format: audio, hrtf: table,
-                                   length: length.map { .frames(Int(($0 * Double(audio.sampleRate)).rounded())) }
+                                   length: mixSeconds.map { .frames(Int(($0 * Double(audio.sampleRate)).rounded())) }
                                        ?? .untilFinished(maximumFrames: audio.sampleRate * OfflineMix.maximumSeconds)).samples
         }
         if output == "-" {

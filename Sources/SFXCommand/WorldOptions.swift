@@ -16,11 +16,12 @@ enum WorldOptions {
     static let highpass = NumberOption(spec: .option("highpass", value: "HZ", help: "A high-pass filter at this frequency, 10 to 96000."), limits: SettingLimits.filterCutoff)
     static let bandpass = NumberOption(spec: .option("bandpass", value: "HZ", help: "A band-pass filter centred on this frequency, 10 to 96000 (bandwidth: the centre / --q)."), limits: SettingLimits.filterCutoff)
     static let q = NumberOption(spec: .option("q", value: "Q", help: "The filter's Q (resonance), 0.1 to 30 (default 0.7071, Butterworth)."), limits: SettingLimits.filterQ)
+    static let reverb = OptionSpec.option("reverb", value: "PRESET", help: "Send the sounds to effect bus 0 running this reverb: \(WorldFields.presetNames).")
     static let hrtf = OptionSpec.flag("hrtf", help: "Render positional sounds through the default HRTF set (libmysofa's MIT KEMAR), for headphones.")
 
     static let filters: [(option: NumberOption, kind: FilterKind)] = [(lowpass, .lowPass), (highpass, .highPass), (bandpass, .bandPass)]
     /// `sfx play`'s options; `sfx render` has `atPosition` instead of `at`.
-    static let playSpecs = [at] + filterSpecs + [hrtf]
+    static let playSpecs = [at] + filterSpecs + [reverb, hrtf]
     static let filterSpecs = filters.map(\.option.spec) + [q.spec]
 
     /// The filter the options ask for, or nil.
@@ -39,6 +40,20 @@ enum WorldOptions {
         }
         return FilterSettings(kind: kind, cutoff: cutoff, q: Float(q ?? 0.7071))
     }
+
+    /// `--reverb`'s preset, or nil.
+    static func reverbPreset(_ arguments: ParsedArguments) throws(UsageError) -> (name: String, settings: ReverbSettings)? {
+        guard let name = arguments.value(reverb) else { return nil }
+        guard let settings = WorldFields.preset(named: name) else {
+            throw UsageError(message: "invalid value '\(name)' for '--reverb': expected a preset, one of \(WorldFields.presetNames)", command: arguments.spec)
+        }
+        return (name, settings)
+    }
+
+    /// The bus `--reverb` runs on, and the level each sound sends it (all of it: the reverb's
+    /// own gain sets how loud its tail is).
+    static let reverbBus = 0
+    static let reverbSend: Float = 1
 
     /// A point typed as `X,Y,Z`, or a usage error naming the option and the form.
     static func point(_ text: String, option: String, spec: CommandSpec) throws(UsageError) -> Vector3 {
