@@ -78,6 +78,25 @@ final class WorldCommandTests: CommandTestCase {
         XCTAssertGreaterThan(ears.left, 0, "an HRTF reaches the far ear too: \(ears)")
     }
 
+    /// `--reverb` renders the preset's tail after the sound: the mix lasts until it has decayed.
+    func testRenderWithAReverbHasItsTail() throws {
+        let tone = try writeTone("tone.wav", frequency: 440, seconds: 0.2)
+        let out = scratch.appending(path: "room.wav")
+        let run = try sfx(["render", tone.path, "-o", out.path, "--reverb", "room"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let cue = try AudioDecoder(format: .standard).decode(contentsOf: out)
+        try withExtendedLifetime(cue) {
+            let samples = Array(cue.samples)
+            // 0.2 s of tone, then room's 0.40 s RT60 × 96/60 and its pre-delay.
+            XCTAssertEqual(samples.count / 2, Int((0.2 + 0.002 + 0.40 * 96 / 60) * 48_000), accuracy: 2)
+            let after = samples[(Int(0.25 * 48_000) * 2)...].map(abs).max() ?? 0
+            XCTAssertGreaterThan(after, 0.001, "no tail after the tone")
+            let bad = try sfx(["render", tone.path, "-o", out.path, "--reverb", "nope"])
+            XCTAssertEqual(bad.status, 64)
+            XCTAssertTrue(bad.stderr.contains("'--reverb'") && bad.stderr.contains("hall"), bad.stderr)
+        }
+    }
+
     /// `sfx play --at` on the virtual card, in-process: the recording's right channel only.
     func testPlayAtAPointInProcess() throws {
         let tone = try writeTone("tone.wav", frequency: 440, seconds: 0.3)
@@ -118,8 +137,8 @@ final class WorldCommandTests: CommandTestCase {
     func testCompletionsAndTheManualKnowTheNewOptions() throws {
         let bash = try sfx("completion", "bash").stdout
         let zsh = try sfx("completion", "zsh").stdout
-        let added = ["play": ["--at", "--lowpass", "--highpass", "--bandpass", "--q", "--hrtf"],
-                     "render": ["--at-position", "--lowpass", "--highpass", "--bandpass", "--q", "--hrtf", "--seconds"],
+        let added = ["play": ["--at", "--lowpass", "--highpass", "--bandpass", "--q", "--reverb", "--hrtf"],
+                     "render": ["--at-position", "--lowpass", "--highpass", "--bandpass", "--q", "--reverb", "--hrtf", "--seconds"],
                      "serve": ["--hrtf"]]
         for (command, options) in added {
             let bashCase = bash.components(separatedBy: "\n        \(command))\n")[1].components(separatedBy: "\n            ;;\n")[0]
@@ -129,6 +148,7 @@ final class WorldCommandTests: CommandTestCase {
                 XCTAssertTrue(zshCase.contains("'\(option)[") || zshCase.contains("'*\(option)["), "zsh, \(command): \(option)")
             }
         }
+        XCTAssertTrue(bash.contains("--reverb) COMPREPLY=($(compgen -W \"room hall cave"), "bash: --reverb's presets")
         let checkout = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let manual = try String(contentsOf: checkout.appending(path: "docs/sfx.1"), encoding: .utf8)
         let cli = try String(contentsOf: checkout.appending(path: "docs/cli.md"), encoding: .utf8)

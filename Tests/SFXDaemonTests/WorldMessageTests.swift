@@ -92,6 +92,45 @@ final class WorldMessageTests: DaemonTestCase {
         XCTAssertEqual(stopDaemon(), 0)
     }
 
+    /// An effect request puts a reverb on bus 0 and a play sends to it: the recording goes on
+    /// after the tone has ended (its tail); malformed effect and send fields are one line.
+    func testAReverbBusAndASendLeaveATailAfterTheSound() throws {
+        let tone = try writeTone("tone.wav", frequency: 440, seconds: 0.1)
+        try startDaemon()
+        XCTAssertEqual(try run(["load", "--daemon", "--name", "tone", tone.path]).status, 0)
+        let fd = try connect()
+        defer { close(fd) }
+        var id: UInt32 = 0
+        for (type, payload, field) in [(UInt8(9), "effect=reverb", "bus"), (9, "bus=4\neffect=reverb", "bus=4"),
+                                       (9, "bus=0\neffect=chorus", "effect=chorus"), (9, "bus=0", "effect"),
+                                       (9, "bus=0\neffect=reverb\npreset=nope", "preset=nope"), (9, "bus=0\neffect=echo", "delay"),
+                                       (9, "bus=0\neffect=echo\ndelay=3", "delay=3"), (9, "bus=0\neffect=echo\ndelay=0.1\nfeedback=1", "feedback"),
+                                       (9, "bus=0\neffect=reverb\ngroup=nine", "group"),
+                                       (1, "name=tone\nsend=2", "send=2"), (1, "name=tone\nbus=1", "bus"), (1, "name=tone\nsend=1\nbus=-1", "bus=-1")] {
+            id += 1
+            let reply = try request(fd, type, id: id, payload + "\n")
+            XCTAssertEqual(reply.type, 0x82, "\(payload): \(reply.text)")
+            XCTAssertTrue(reply.text.contains(field) && !reply.text.contains("\n"), "\(payload): \(reply.text)")
+        }
+        for payload in ["bus=3\neffect=echo\ndelay=0.25\nfeedback=0.5\nwet=0.4\ndamping=0.3\ngroup=music", "bus=3\neffect=off",
+                        "bus=1\neffect=reverb\npreset=living-room", "bus=0\neffect=reverb\npreset=hall"] {
+            id += 1
+            XCTAssertEqual(try request(fd, 9, id: id, payload + "\n").type, 0x80, payload)
+        }
+        id += 1
+        let play = try request(fd, 1, id: id, "name=tone\nsend=1\nbus=0\n")
+        XCTAssertEqual(play.type, 0x81, play.text)
+        usleep(800_000)
+        XCTAssertEqual(stopDaemon(), 0)
+        let audio = try WAVAudio(contentsOf: try XCTUnwrap(card.recordingURLs().last))
+        let samples = audio.channel(0)
+        let start = try XCTUnwrap(samples.firstIndex { abs($0) > 0.01 }, "the tone was not heard")
+        // From 100 ms after the tone's end, for 200 ms: the hall's tail, and nothing else plays.
+        let tail = samples.dropFirst(start + 9_600).prefix(9_600)
+        XCTAssertEqual(tail.count, 9_600, "the recording ends with the tone")
+        XCTAssertGreaterThan(tail.map(abs).max() ?? 0, 0.001, "no reverb tail after the tone")
+    }
+
     /// `sfx play --at` travels as `position=`; `--hrtf` to a daemon started without it is a
     /// usage error with --daemon (and plays in-process without).
     func testTheCommandPlaysAtAPointThroughTheDaemon() throws {
