@@ -128,9 +128,16 @@ struct EngineSession {
 
     /// Waits for every sound to end, closes the engine, and says where the virtual card's
     /// recording is when something was played (and not --quiet).
-    func finish(played: Bool = true) {
+    /// `tail`: seconds an effect bus sounds on after the voices end (a reverb's decay), which
+    /// `waitUntilIdle` does not count; waited for too, unless `interrupted` fires meanwhile.
+    func finish(played: Bool = true, tail: Double = 0, interrupted: Interruption? = nil) {
         engine.start()
         while !engine.waitUntilIdle(timeout: .seconds(1)) {}
+        var left = tail
+        while left > 0, interrupted?.happened != true {
+            usleep(UInt32(min(left, 0.05) * 1_000_000))
+            left -= 0.05
+        }
         let metrics = engine.metrics
         engine.close()
         if options.verbose {

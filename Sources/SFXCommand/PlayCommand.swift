@@ -89,7 +89,7 @@ enum PlayCommand: Subcommand {
             while !session.engine.waitUntilIdle(timeout: .seconds(1)) {}
             if !interrupted.happened { session.engine.play(ending) }
         }
-        session.finish()
+        session.finish(tail: reverb.map { WorldOptions.tail(of: $0.settings) } ?? 0, interrupted: interrupted)
         return interrupted.happened ? 130 : 0
     }
 

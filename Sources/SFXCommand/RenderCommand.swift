@@ -117,7 +117,7 @@ enum RenderCommand: Subcommand {
         let table = arguments.flag(WorldOptions.hrtf) ? try hrtfTable(sampleRate: audio.sampleRate, channels: audio.channels) : nil
         // A reverb's tail outlives the sounds: without --seconds the mix lasts until it has decayed
         // by 96 dB (RT60 × 96/60 after the pre-delay, the effect's idle law), within the longest mix.
-        let tail = reverb.map { Double($0.settings.preDelay + $0.settings.decayTime * 96 / 60) }
+        let tail = reverb.map { WorldOptions.tail(of: $0.settings) }
         let mixSeconds = length ?? tail.map { min(longest, end + $0) }
         let samples = withExtendedLifetime((cues, processor)) {
             OfflineRenderer.render(commands, format: audio, hrtf: table,

@@ -53,6 +53,9 @@ enum WorldOptions {
     /// The bus `--reverb` runs on, and the level each sound sends it (all of it: the reverb's
     /// own gain sets how loud its tail is).
     static let reverbBus = 0
+    /// How long a reverb sounds on after its input ends: until it has decayed by 96 dB (RT60 ×
+    /// 96/60 after the pre-delay, the effect's idle law).
+    static func tail(of settings: ReverbSettings) -> Double { Double(settings.preDelay + settings.decayTime * 96 / 60) }
     static let reverbSend: Float = 1
 
     /// A point typed as `X,Y,Z`, or a usage error naming the option and the form.

@@ -108,6 +108,22 @@ final class WorldCommandTests: CommandTestCase {
         XCTAssertLessThan(left, right * 0.001, "left \(left), right \(right)")
     }
 
+    /// `sfx play --reverb` waits for the tail, which the engine's idle does not count: the
+    /// recording goes on after the tone by room's decay (0.40 s × 96/60).
+    func testPlayWithAReverbEndsAfterItsTail() throws {
+        let tone = try writeTone("tone.wav", frequency: 440, seconds: 0.2)
+        let run = try sfx(["play", "--no-daemon", tone.path, "--reverb", "room"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let cue = try AudioDecoder(format: .standard).decode(contentsOf: URL(filePath: try XCTUnwrap(run.recording, run.stdout)))
+        try withExtendedLifetime(cue) {
+            let left = stride(from: 0, to: cue.samples.count, by: 2).map { cue.samples[$0] }
+            let onset = try XCTUnwrap(left.firstIndex { abs($0) > 0.01 }, "the tone was not heard")
+            let after = left.dropFirst(onset + Int(0.3 * 48_000))
+            XCTAssertGreaterThanOrEqual(after.count, Int(0.5 * 48_000), "the recording ends before the tail")
+            XCTAssertGreaterThan(after.map(abs).max() ?? 0, 0.001, "no tail after the tone")
+        }
+    }
+
     func testBadValuesAreOneLineUsageErrorsNamingTheOptionAndTheForm() throws {
         let cases: [([String], [String])] = [
             (["play", "tock", "--at", "1,2"], ["'--at'", "X,Y,Z"]), (["play", "tock", "--at", "1,2,x"], ["'--at'", "X,Y,Z"]),
