@@ -127,8 +127,10 @@ struct NumberOption {
     }
 
     /// An option for one of `SettingLimits`' ranges.
+    /// The bounds as their shortest decimals (Float's 0.1 is 0.10000000149 as a Double, which
+    /// would refuse a typed 0.1).
     init(spec: OptionSpec, limits range: ClosedRange<Float>) {
-        self.init(spec: spec, range: Double(range.lowerBound)...Double(range.upperBound))
+        self.init(spec: spec, range: Double("\(range.lowerBound)")!...Double("\(range.upperBound)")!)
     }
 
     /// The value given, checked; nil when the option is absent.
@@ -193,7 +195,9 @@ struct ParsedArguments {
                 guard arg.count == 2 else { throw UsageError(message: "unknown option '\(arg)'", command: spec) }
                 name = arg.dropFirst()
             }
-            guard let option = spec.options.first(where: { $0.name == name || (name.count == 1 && $0.short == name.first) }) else {
+            // A long name first: `--q` is the filter's Q where there is one, `-q` always --quiet.
+            let long = arg.hasPrefix("--") ? spec.options.first(where: { $0.name == name }) : nil
+            guard let option = long ?? spec.options.first(where: { name.count == 1 && $0.short == name.first }) else {
                 throw UsageError(message: "unknown option '\(arg)'", command: spec)
             }
             if let placeholder = option.value {

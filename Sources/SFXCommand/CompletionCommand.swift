@@ -50,6 +50,7 @@ enum CompletionCommand: Subcommand {
             case ("group", _): return .groups
             case ("backend", _): return .words(HapticBackendKind.allCases.map(\.rawValue))
             case ("effect", _): return .words(VibrationPattern.namedEffects.map(\.name))
+            case ("reverb", _): return .words(ReverbSettings.presets.map(\.name))
             case ("vibrate", "WHEN"): return .words(["never", "when-muted", "always"])
             case ("format", "FORMAT"): return .words(OutputFormat.allCases.map(\.rawValue))
             case ("format", "SAMPLE"): return .words(RawPCMFormat.Sample.allCases.map(\.rawValue) + ["cd", "dat"])

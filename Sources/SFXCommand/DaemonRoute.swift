@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SFX
 import SFXDaemon
 
 /// `--daemon`, `--no-daemon` and `--socket`: whether a command goes through `sfx serve`.
@@ -97,7 +98,8 @@ enum DaemonRoute {
 /// in-process `run`.
 extension PlayCommand {
     /// Plays through the daemon: 0 once every sound is accepted; nil to play in-process.
-    static func playThroughDaemon(_ arguments: ParsedArguments, sounds: [SoundArgument], volume: Float, pan: Float, loops: Int) throws -> Int32? {
+    static func playThroughDaemon(_ arguments: ParsedArguments, sounds: [SoundArgument], volume: Float, pan: Float, loops: Int,
+                                  position: Vector3? = nil, filter: FilterSettings? = nil, reverb: String? = nil) throws -> Int32? {
         let custom = OutputOptions.specs.filter { $0.name != "quiet" && $0.name != "verbose" }.contains { arguments.flag($0) || arguments.value($0) != nil }
             || arguments.flag(normalize) || arguments.value(normalizeTo.spec) != nil
             || PlayerPlayback.specs.contains { arguments.flag($0) || arguments.value($0) != nil }
@@ -105,6 +107,22 @@ extension PlayCommand {
                                                   why: "change the device, period, normalisation, speed, start or ending") else { return nil }
         let forced = arguments.flag(DaemonRoute.daemon)
         let verbose = arguments.flag(OutputOptions.verbose)
+        // The daemon's engine chose its HRTF when it started (`sfx serve --hrtf`): ask which.
+        if arguments.flag(WorldOptions.hrtf) {
+            guard let reply = try DaemonRoute.send(client, .status, Fields(), forced: forced) else { return nil }
+            let hrtf = (try? JSONDecoder().decode(DaemonStatus.self, from: Data(reply.payload)))?.hrtf ?? "off"
+            if hrtf.hasPrefix("off") {
+                let why = "render through an HRTF set (it was started without sfx serve --hrtf)"
+                if forced { throw UsageError(message: "the daemon cannot \(why); drop --hrtf or use --no-daemon", command: arguments.spec) }
+                DaemonRoute.inProcessReason = "the daemon cannot \(why)"
+                return nil
+            }
+        }
+        // The reverb goes on the daemon's bus first, so the plays' sends find it there.
+        if let reverb {
+            let fields = Fields(["bus": "\(WorldOptions.reverbBus)", "effect": "reverb", "preset": reverb])
+            guard try DaemonRoute.send(client, .effect, fields, forced: forced) != nil else { return nil }
+        }
         var voices: [String] = []
         for (index, sound) in sounds.enumerated() {
             var (fields, file) = try DaemonRoute.sound(sound)
@@ -112,6 +130,12 @@ extension PlayCommand {
             fields["volume"] = "\(volume)"
             fields["pan"] = "\(pan)"
             fields["loops"] = "\(loops)"
+            if let position { fields["position"] = WorldFields.text(of: position) }
+            for (key, value) in WorldFields.fields(of: filter) { fields[key] = value }
+            if reverb != nil {
+                fields["send"] = "\(WorldOptions.reverbSend)"
+                fields["bus"] = "\(WorldOptions.reverbBus)"
+            }
             guard let reply = try DaemonRoute.send(client, .play, fields, file: file, forced: forced) else {
                 if index == 0 { return nil }
                 throw Failure("the daemon went away after playing \(index) of \(sounds.count) sounds; see `sfx status`")

@@ -26,12 +26,14 @@ struct EngineSession {
     /// its sounds are loaded, so that an error (no such sound) is the only line printed.
     /// `cardDirectory`: the name of the virtual card's directory beside the user's card
     /// (`VirtualCardFallback.engage`), "card" unless told (the daemon has its own).
+    /// `hrtf`: what renders positional voices (`--hrtf`: the default SOFA set).
     init(_ options: OutputOptions, settings: UserSettings, idleTimeout: Duration? = nil, deferStart: Bool = false,
          plays: Int = 1, preload: [String] = [], rewind: Bool = true, deferNotice: Bool = false,
-         cardDirectory: String = "card") throws {
+         cardDirectory: String = "card", hrtf: HRTFChoice = .off) throws {
         self.options = options
         var configuration = SoundEngine.Configuration()
         settings.apply(to: &configuration)
+        configuration.hrtf = hrtf
         let output = try Self.output(device: options.device, settings: settings, cardDirectory: cardDirectory)
         configuration.output.device = output.device
         let route = output.route
@@ -126,9 +128,16 @@ struct EngineSession {
 
     /// Waits for every sound to end, closes the engine, and says where the virtual card's
     /// recording is when something was played (and not --quiet).
-    func finish(played: Bool = true) {
+    /// `tail`: seconds an effect bus sounds on after the voices end (a reverb's decay), which
+    /// `waitUntilIdle` does not count; waited for too, unless `interrupted` fires meanwhile.
+    func finish(played: Bool = true, tail: Double = 0, interrupted: Interruption? = nil) {
         engine.start()
         while !engine.waitUntilIdle(timeout: .seconds(1)) {}
+        var left = tail
+        while left > 0, interrupted?.happened != true {
+            usleep(UInt32(min(left, 0.05) * 1_000_000))
+            left -= 0.05
+        }
         let metrics = engine.metrics
         engine.close()
         if options.verbose {

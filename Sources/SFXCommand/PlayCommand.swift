@@ -16,14 +16,18 @@ enum PlayCommand: Subcommand {
         (decoded ahead, never loaded whole): on a terminal a progress line shows the time, and \
         space pauses, ←/→ seek 5 s, q quits. \
         Raw PCM (no header), on standard input or in files, plays with --format as aplay's -f \
-        (S16_LE, S32_LE, FLOAT_LE, …), --rate and --channels; a .raw or .pcm file needs them.
+        (S16_LE, S32_LE, FLOAT_LE, …), --rate and --channels; a .raw or .pcm file needs them. \
+        --at X,Y,Z plays the sounds at a point of a game's world, heard from the origin facing -z \
+        (x right, y up): panned by where they are, 1/distance beyond 1 unit, or through the HRTF \
+        set with --hrtf; --lowpass, --highpass or --bandpass (with --q) filters them; --reverb sends \
+        them to effect bus 0 running that reverb (the daemon's bus 0, through the daemon).
         """,
-        examples: ["sfx play tock", "sfx play ./coin.ogg --volume -6dB", "sfx play -f bell -i bell", "sox -n -t wav - synth 0.2 sine 880 | sfx play -",
+        examples: ["sfx play tock", "sfx play ./coin.ogg --volume -6dB", "sfx play bell --at 3,0,-1 --lowpass 2000", "sfx play -f bell -i bell", "sox -n -t wav - synth 0.2 sine 880 | sfx play -",
                    "sfx play take.raw --format S16_LE --rate 44100 -c 2",
                    "sfx play podcast.m4a --start 90 --speed 1.5", "sfx play https://example.com/message.mp3 --then bell"],
         positionals: [PositionalSpec(name: "NAME|FILE", help: "System sound names, sound files, or - for standard input.", min: 0, max: nil)],
         options: [SoundArgument.idOption, SoundArgument.fileOption, Volume.option, Volume.decibelOption,
-                  CommonOptions.pan.spec, loops.spec, normalize, normalizeTo.spec] + RawInput.specs + PlayerPlayback.specs
+                  CommonOptions.pan.spec, loops.spec, normalize, normalizeTo.spec] + WorldOptions.playSpecs + RawInput.specs + PlayerPlayback.specs
             + OutputOptions.specs + DaemonRoute.specs)
 
     static let loops = IntegerOption(spec: .option("loops", value: "N", help: "Extra repeats; -1 repeats until Ctrl-C (default 0)."), range: SettingLimits.textLoops)
@@ -31,6 +35,10 @@ enum PlayCommand: Subcommand {
     static let normalizeTo = NumberOption(spec: .option("normalize-to", value: "LUFS", help: "Like --normalize, to this loudness (-70 to 0)."), range: -70...0)
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        let position = try WorldOptions.position(arguments)
+        let filter = try WorldOptions.filter(arguments)
+        let reverb = try WorldOptions.reverbPreset(arguments)
+        try WorldOptions.checkHRTF(arguments, positional: position != nil, option: WorldOptions.at.name)
         let raw = try RawInput.layout(arguments)
         if raw == nil, let streamed = try PlayerPlayback.streamed(arguments) { return try PlayerPlayback.run(streamed, arguments) }
         if raw != nil, arguments.positionals.contains(where: { $0.hasPrefix("http://") || $0.hasPrefix("https://") }) {
@@ -46,13 +54,15 @@ enum PlayCommand: Subcommand {
         let loops = try Self.loops.read(arguments) ?? 0
         let normalize = try normalization(arguments)
         // The daemon reads sound files with headers: raw PCM is decoded here.
-        if raw == nil, let status = try playThroughDaemon(arguments, sounds: sounds, volume: volume, pan: pan, loops: loops) { return status }
+        if raw == nil, let status = try playThroughDaemon(arguments, sounds: sounds, volume: volume, pan: pan, loops: loops,
+                                                          position: position, filter: filter, reverb: reverb?.name) { return status }
         let options = try OutputOptions(arguments)
         if options.verbose { print("sfx: in-process: \(DaemonRoute.inProcessReason)") }
         let settings = try CommandSettings.load(quiet: options.quiet)
         try SoundArgument.checkFilesExist(sounds)
-        let session = try EngineSession(options, settings: settings, deferStart: true, plays: sounds.count + 1,   // + the ending
-                                        preload: sounds.compactMap(\.systemName), deferNotice: true)
+        let session = try EngineSession(options, settings: settings, deferStart: true, plays: 3 * sounds.count + 2,   // + filters, sends, the reverb, the ending
+                                        preload: sounds.compactMap(\.systemName), deferNotice: true,
+                                        hrtf: arguments.flag(WorldOptions.hrtf) ? .default : .off)
         let ids = try sounds.map { try $0.load(into: session.engine.library, normalize: normalize, raw: raw) }
         let rate = Float(try PlayerPlayback.rate.read(arguments) ?? 1)
         let ending = try PlayerPlayback.ending(arguments, library: session.engine.library)
@@ -60,8 +70,17 @@ enum PlayCommand: Subcommand {
         let interrupted = Interruption()
         interrupted.onInterrupt { try? session.engine.stopAll(fade: .milliseconds(30)) }
         if !interrupted.happened {
+            if let reverb { try session.engine.setEffect(.reverb(reverb.settings), bus: WorldOptions.reverbBus) }
+            var sends = SIMD4<Float>.zero
+            if reverb != nil { sends[WorldOptions.reverbBus] = WorldOptions.reverbSend }
             for sound in ids {
-                session.engine.play(sound, volume: volume, pan: pan, loops: loops, rate: rate)
+                let voice = if let position {
+                    session.engine.play(sound, from: Source(position: position), volume: volume, loops: loops, rate: rate, sends: sends)
+                } else {
+                    session.engine.play(sound, volume: volume, pan: pan, loops: loops, rate: rate)
+                }
+                if let filter { try voice.setFilter(filter) }
+                if reverb != nil, position == nil { try voice.setSend(WorldOptions.reverbSend, bus: WorldOptions.reverbBus) }
             }
             // A signal that came while they were queued stopped what was queued before it.
             if interrupted.happened { try? session.engine.stopAll(fade: .milliseconds(30)) }
@@ -70,7 +89,7 @@ enum PlayCommand: Subcommand {
             while !session.engine.waitUntilIdle(timeout: .seconds(1)) {}
             if !interrupted.happened { session.engine.play(ending) }
         }
-        session.finish()
+        session.finish(tail: reverb.map { WorldOptions.tail(of: $0.settings) } ?? 0, interrupted: interrupted)
         return interrupted.happened ? 130 : 0
     }
 

@@ -49,6 +49,10 @@ enum PlayerPlayback {
     }
 
     static func run(_ source: Source, _ arguments: ParsedArguments) throws -> Int32 {
+        if try WorldOptions.filter(arguments) != nil || WorldOptions.reverbPreset(arguments) != nil {
+            throw UsageError(message: "--lowpass, --highpass, --bandpass and --reverb are for sounds held in memory; a streamed one (a URL, --start, a file over 30 s) plays without them: drop them", command: arguments.spec)
+        }
+        let position = try WorldOptions.position(arguments)
         let volume = try Volume.factor(arguments) ?? 1
         let pan = Float(try CommonOptions.pan.read(arguments) ?? 0)
         let loops = try PlayCommand.loops.read(arguments) ?? 0
@@ -56,7 +60,8 @@ enum PlayerPlayback {
         let speed = Float(try rate.read(arguments) ?? 1)
         let options = try OutputOptions(arguments)
         let settings = try CommandSettings.load(quiet: options.quiet)
-        let session = try EngineSession(options, settings: settings, deferNotice: true)
+        let session = try EngineSession(options, settings: settings, deferNotice: true,
+                                        hrtf: arguments.flag(WorldOptions.hrtf) ? .default : .off)
         let engine = session.engine
         let player: Player
         let ending: SoundID?
@@ -76,6 +81,7 @@ enum PlayerPlayback {
         player.pan = pan
         player.rate = speed
         player.numberOfLoops = loops
+        if let position { try player.setSource(SFX.Source(position: position)) }
         let result = Mutex<Bool?>(nil)
         player.didFinish = { ok in result.withLock { $0 = ok } }
         if startAt > 0 { try player.seek(to: startAt) }

@@ -18,12 +18,13 @@ enum ServeCommand: Subcommand {
         """,
         examples: ["sfx serve", "sfx serve --system --socket /run/sfx/sfx.sock --group audio", "systemctl --user enable --now sfx"],
         positionals: [],
-        options: [socket, system, group, config, idle.spec] + limitOptions.map(\.spec) + OutputOptions.specs)
+        options: [socket, system, group, config, idle.spec, hrtf] + limitOptions.map(\.spec) + OutputOptions.specs)
 
     static let socket = OptionSpec.option("socket", value: "PATH", help: "Listen here (default $XDG_RUNTIME_DIR/sfx/sfx.sock; with --system, /run/sfx/sfx.sock).")
     static let system = OptionSpec.flag("system", help: "System mode for kiosks: --socket anywhere, shared with --group.")
     static let group = OptionSpec.option("group", value: "NAME", help: "With --system: members of this group may use the daemon (socket 0660).")
     static let idle = IntegerOption(spec: .option("idle-timeout", value: "MS", help: "Close the device after this much silence, 0 to keep it open (default 100): the next sound reopens it and is in its first period, with no buffer of silence ahead."), range: 0...86_400_000)
+    static let hrtf = OptionSpec.flag("hrtf", help: "Render clients' positional plays (position=) through the default HRTF set, for headphones.")
     static let config = OptionSpec.option("config", value: "FILE", help: "The sounds to preload (default $XDG_CONFIG_HOME/sfx/serve.conf).")
     static let maxConnections = IntegerOption(spec: .option("max-connections", value: "N", help: "Connections open at once (default \(DaemonLimits.defaultConnections)); at the limit the longest-idle one is closed."), range: 1...65_536)
     static let maxConnectionsPerUser = IntegerOption(spec: .option("max-connections-per-user", value: "N", help: "Connections one uid may hold open (default \(DaemonLimits.defaultConnectionsPerUser))."), range: 1...65_536)
@@ -91,7 +92,7 @@ enum ServeCommand: Subcommand {
             // On the virtual card, a card of its own: in-process plays clear the user's card.
             session = try EngineSession(options, settings: settings,
                                         idleTimeout: milliseconds == 0 ? nil : .milliseconds(milliseconds),
-                                        cardDirectory: "daemon-card")
+                                        cardDirectory: "daemon-card", hrtf: arguments.flag(hrtf) ? .default : .off)
         } catch {
             listening.close()
             throw error

@@ -91,7 +91,7 @@ public final class DaemonClient {
         var header = sfx_frame_header()
         var buffer = [CChar](repeating: 0, count: Frame.maximumSize)
         // A daemon that refused this peer closed the connection after saying why: read that.
-        let quick = (kind == .play || kind == .stop) && file == nil
+        let quick = kind.isQuick(hasFile: file != nil)
         let wait = sent != 0 ? 100 : quick ? quickTimeoutMilliseconds : timeoutMilliseconds
         let received = sfx_receive_reply(socket, wait, &header, &buffer, buffer.count)
         guard sent == 0 || received == 0 && header.type == ReplyKind.error.rawValue else { throw .noReply(errno: -sent) }

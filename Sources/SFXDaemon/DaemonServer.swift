@@ -316,7 +316,7 @@ public final class DaemonServer: @unchecked Sendable {
         }
         guard let kind = RequestKind(rawValue: header.type) else {
             closeAll()
-            return reply(client, id: header.id, .error, "unknown request type \(header.type); this daemon speaks protocol 1 (types 1–7, docs/PROTOCOL.md)")
+            return reply(client, id: header.id, .error, "unknown request type \(header.type); this daemon speaks protocol 1 (types 1–\(RequestKind.allCases.count), docs/PROTOCOL.md)")
         }
         let payload = Array(UnsafeBufferPointer(start: buffer + Frame.headerSize, count: Int(header.length)))
         guard let fields = Fields(payload: payload) else {

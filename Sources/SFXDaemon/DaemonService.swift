@@ -97,11 +97,7 @@ public final class DaemonService: Sendable {
     /// Whether a request is answered at once on the serving thread (it never waits: a play of a
     /// sound already loaded, a stop); the others run on the daemon's worker.
     public func isQuick(_ kind: RequestKind, _ fields: Fields, hasFile: Bool) -> Bool {
-        switch kind {
-        case .play: return !hasFile
-        case .stop: return true
-        default: return false
-        }
+        kind.isQuick(hasFile: hasFile)
     }
 
     /// Performs a request; `file` is the descriptor the client passed, closed here.
@@ -117,6 +113,17 @@ public final class DaemonService: Sendable {
                 try engine.stopAll(fade: .milliseconds(Int64(fade)))
                 return (.ok, [])
             case .mute: return try mute(fields)
+            case .filter: return try groupFilter(fields)
+            case .effect:
+                let (bus, effect, group) = try WorldFields.effect(fields)
+                do {
+                    guard try engine.setEffect(effect, bus: bus, returnsTo: group) else {
+                        throw RequestError("busy: the engine's command queue is full; try again")
+                    }
+                } catch let error as SettingError {
+                    throw RequestError(error.description)
+                }
+                return (.ok, [])
             case .load: return try load(fields, file: file, uid: context.uid)
             case .status:
                 var status = DaemonStatus(engine: engine, daemon: true, systemSoundsLoaded: systemCount.load(ordering: .relaxed),
@@ -131,6 +138,8 @@ public final class DaemonService: Sendable {
             }
         } catch let error as RequestError {
             return (.error, Array(error.description.utf8))
+        } catch let error as FieldError {
+            return (.error, Array(error.description.utf8))
         } catch {
             return (.error, Array("\(error)".utf8))
         }
@@ -142,13 +151,39 @@ public final class DaemonService: Sendable {
         let volume = try number(fields, "volume", in: SettingLimits.gain) ?? 1
         let pan = try number(fields, "pan", in: SettingLimits.pan) ?? 0
         let loops = Int(try number(fields, "loops", in: SettingLimits.textLoops) ?? 0)
+        let position = try WorldFields.position(fields)
+        let filter = try WorldFields.filter(fields) ?? nil
+        let send = try WorldFields.send(fields)
         let (sound, temporary) = try sound(fields, file: file, uid: uid)
-        let voice = engine.play(sound, volume: Float(volume), pan: Float(pan), loops: loops) { [self] _ in
-            // A file played once is forgotten when its play ends.
-            if let temporary { forget(sound, temporary, of: uid) }
+        // A file played once is forgotten when its play ends.
+        let ended: @Sendable (PlayOutcome) -> Void = { [self] _ in if let temporary { forget(sound, temporary, of: uid) } }
+        var sends = SIMD4<Float>.zero
+        if let send { sends[send.bus] = send.level }
+        let voice = if let position {
+            engine.play(sound, from: Source(position: position), volume: Float(volume), loops: loops, sends: sends, completion: ended)
+        } else {
+            engine.play(sound, volume: Float(volume), pan: Float(pan), loops: loops, completion: ended)
         }
+        // In range (checked above), so they cannot throw; they reach the mixer right behind the play.
+        if let filter { try? voice.setFilter(filter) }
+        if let send, position == nil { try? voice.setSend(send.level, bus: send.bus) }
         playsServed.wrappingAdd(1, ordering: .relaxed)
         return (.id, Fields(["id": "\(voice.id.rawValue)"]).payload)
+    }
+
+    /// A group's filter: `group=` (effects unless given) and `filter=KIND` with its values, or
+    /// `filter=off`.
+    private func groupFilter(_ fields: Fields) throws -> (ReplyKind, [UInt8]) {
+        let group = try WorldFields.group(fields) ?? .effects
+        guard let filter = try WorldFields.filter(fields) else {
+            throw RequestError("a filter request needs filter=\(WorldFields.filterKinds.map(\.name).joined(separator: "|")) (with cutoff=HZ) or filter=off")
+        }
+        do {
+            try engine.setFilter(filter, for: group)
+        } catch {
+            throw RequestError(error.description)
+        }
+        return (.ok, [])
     }
 
     private func alert(_ fields: Fields, file: Int32?, uid: uid_t) throws -> (ReplyKind, [UInt8]) {

@@ -38,6 +38,9 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     public var clientsServed: Int?
     /// Decoded bytes of the sounds clients loaded or are playing from a file.
     public var customSoundBytes: Int?
+    /// What renders positional plays: "off" (panned), or the HRTF set (`metrics.hrtf`). Absent
+    /// from a daemon older than positional plays.
+    public var hrtf: String?
 
     public init(engine: SoundEngine, daemon: Bool, systemSoundsLoaded: Int, customSounds: [String],
                 hapticBackend: String, started: Double? = nil, socket: String? = nil, clients: Int? = nil) {
@@ -66,6 +69,7 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         schedFIFO = metrics.realtimeGranted
         uptimeSeconds = started.map { ((DaemonStatus.now() - $0) * 10).rounded() / 10 }
         self.clients = clients
+        hrtf = metrics.hrtf
     }
 
     /// The lines `sfx status` prints.
@@ -90,6 +94,7 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         lines.append("mute: " + (muted ? "muted — " + muteSources.joined(separator: "; ") : "not muted") + " (sfx's flag \(muteFlag ? "on" : "off"))")
         lines.append("haptics: \(hapticBackend)")
         lines.append("SCHED_FIFO: " + (schedFIFO.map { $0 ? "granted" : "refused (normal priority)" } ?? "not tried yet"))
+        if let hrtf { lines.append("HRTF: \(hrtf)") }
         return lines.joined(separator: "\n")
     }
 

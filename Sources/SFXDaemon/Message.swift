@@ -3,8 +3,22 @@ import CSFXProtocol
 /// What a request asks for: the frame's type byte (docs/PROTOCOL.md).
 public enum RequestKind: UInt8, Sendable, CaseIterable {
     case play = 1, alert = 2, vibrate = 3, stop = 4, mute = 5, load = 6, status = 7
+    /// A group's filter (`group=`, `filter=`…; docs/PROTOCOL.md).
+    case filter = 8
+    /// An effect bus's reverb or echo (`bus=`, `effect=`…; docs/PROTOCOL.md).
+    case effect = 9
 
     public var name: String { String(describing: self) }
+
+    /// Answered at once on the serving thread, never waiting on the worker: a play of a sound
+    /// already loaded, a stop, a group's filter (the client gives these its short wait).
+    public func isQuick(hasFile: Bool) -> Bool {
+        switch self {
+        case .play: !hasFile
+        case .stop, .filter: true
+        default: false
+        }
+    }
 }
 
 /// How the daemon answers: every request gets exactly one reply with the request's id.

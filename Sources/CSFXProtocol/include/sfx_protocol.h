@@ -6,7 +6,7 @@
 //
 //   offset 0  'S' 'X'        magic
 //          2  version        SFX_PROTOCOL_VERSION
-//          3  type           a request (1–7) or a reply (0x80–0x82)
+//          3  type           a request (1–9) or a reply (0x80–0x82)
 //          4  id             u32 little-endian, chosen by the client, echoed by the reply
 //          8  length         u32 little-endian, ≤ SFX_FRAME_MAX_PAYLOAD, = the bytes that follow
 //
@@ -31,6 +31,8 @@ enum sfx_message_type {
     SFX_REQUEST_MUTE = 5,
     SFX_REQUEST_LOAD = 6,
     SFX_REQUEST_STATUS = 7,
+    SFX_REQUEST_FILTER = 8,
+    SFX_REQUEST_EFFECT = 9,
     SFX_REPLY_OK = 0x80,
     SFX_REPLY_ID = 0x81,
     SFX_REPLY_ERROR = 0x82,
