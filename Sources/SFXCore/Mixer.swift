@@ -1264,8 +1264,11 @@ public final class Mixer: @unchecked Sendable {
             // Mixed in mono; the HRTF renderer applies the spatial gain.
             return VoiceSlot.channelGains(gain: v.gain, pan: 0, cueChannels: v.cueChannels, outputChannels: 1)
         }
+        // A positional voice is a point: on stereo output its sound (a mono sound the library
+        // made stereo, or a stereo one) takes the equal-power law at its pan on each channel.
         return v.positional
-            ? VoiceSlot.channelGains(gain: v.gain * v.spatialGain, pan: v.spatialPan, cueChannels: v.cueChannels, outputChannels: format.channels)
+            ? VoiceSlot.channelGains(gain: v.gain * v.spatialGain, pan: v.spatialPan,
+                                     cueChannels: format.channels == 2 ? 1 : v.cueChannels, outputChannels: format.channels)
             : VoiceSlot.channelGains(gain: v.gain, pan: v.pan, cueChannels: v.cueChannels, outputChannels: format.channels)
     }
 

@@ -404,12 +404,12 @@ public final class SoundEngine: @unchecked Sendable {
     /// `play` of a positional voice: `source` says where it is and how it carries (see
     /// `SoundEngine.play(_:at:velocity:...)`).
     func play(_ id: SoundID, source: Source, volume: Float, loops: Int, group: SoundGroup, priority: VoicePriority,
-              maxInstances: Int, fadeIn: Duration, rate: Float, sends: SIMD4<Float>,
+              maxInstances: Int, fadeIn: Duration, rate: Float, sends: SIMD4<Float>, filter: FilterSettings? = nil,
               completion: (@Sendable (PlayOutcome) -> Void)?) -> Voice {
         let voice = reserveVoice()
         if let refusal = begin(voice, id, volume: volume, pan: 0, loops: loops, group: group, priority: priority,
                                maxInstances: maxInstances, fadeIn: fadeIn, rate: rate, source: source, sends: sends,
-                               completion: completion, completesRefusals: true) {
+                               filter: filter, completion: completion, completesRefusals: true) {
             delivery.reject(completion, voice.handle, refusal)
         }
         return voice
@@ -443,7 +443,7 @@ public final class SoundEngine: @unchecked Sendable {
     /// sees it gone and its completion not yet queued); otherwise it is taken back and returned.
     private func begin(_ voice: Voice, _ id: SoundID, volume: Float, pan: Float, loops: Int, group: SoundGroup,
                        priority: VoicePriority, maxInstances: Int, fadeIn: Duration, rate: Float, source: Source?,
-                       sends: SIMD4<Float> = .zero,
+                       sends: SIMD4<Float> = .zero, filter: FilterSettings? = nil,
                        completion: (@Sendable (PlayOutcome) -> Void)?, completesRefusals: Bool) -> RejectReason? {
         do throws(SettingError) {
             try Self.checkGain("volume", volume)
@@ -454,13 +454,14 @@ public final class SoundEngine: @unchecked Sendable {
             try Self.checkRate(rate)
             if let source { try Self.checkSource(source) }
             for bus in 0..<4 { try SettingError.check("sends[\(bus)]", sends[bus], in: SettingLimits.send) }
+            if let filter { try Self.checkFilter(filter) }
         } catch {
             return .invalidSetting(error)
         }
         guard let cue = library.cue(for: id) else { return .unknownSound(id) }
         let request = PlayRequest(voice: voice.id, cue: cue, gain: volume, pan: pan, loops: loops,
                                   group: group, priority: priority, maxInstances: maxInstances,
-                                  fadeInFrames: frames(fadeIn), rate: rate, source: source, sends: sends)
+                                  fadeInFrames: frames(fadeIn), rate: rate, source: source, filter: filter, sends: sends)
         guard delivery.expect(voice.id, cue: cue, completion: completion, handle: voice.handle, endless: loops < 0) else {
             return .engineClosed
         }

@@ -48,14 +48,15 @@ extension SoundEngine {
     /// properties are out of range is refused (`.rejected(.invalidSetting)`). A play too quiet
     /// to hear where it is starts virtual: it costs almost nothing and is heard from where it
     /// would be once it is audible (`metrics.virtualVoices`). `sends` are its levels to the
-    /// effect buses 0…3 from its first frame (0…1 each; see `setEffect(_:bus:returnsTo:)`).
+    /// effect buses 0…3 from its first frame (0…1 each; see `setEffect(_:bus:returnsTo:)`);
+    /// `filter` is on it from its first frame (see `Voice.setFilter`).
     @discardableResult
     public func play(_ id: SoundID, from source: Source, volume: Float = 1, loops: Int = 0,
                      group: SoundGroup = .effects, priority: VoicePriority = .normal, maxInstances: Int = 0,
-                     fadeIn: Duration = .zero, rate: Float = 1, sends: SIMD4<Float> = .zero,
+                     fadeIn: Duration = .zero, rate: Float = 1, sends: SIMD4<Float> = .zero, filter: FilterSettings? = nil,
                      completion: (@Sendable (PlayOutcome) -> Void)? = nil) -> Voice {
         play(id, source: source, volume: volume, loops: loops, group: group, priority: priority,
-             maxInstances: maxInstances, fadeIn: fadeIn, rate: rate, sends: sends, completion: completion)
+             maxInstances: maxInstances, fadeIn: fadeIn, rate: rate, sends: sends, filter: filter, completion: completion)
     }
 
     /// Puts a reverb or an echo on effect bus `bus` (0…3), returning into `group` (its gain,

@@ -42,6 +42,18 @@ final class MixerPositionalTests: XCTestCase {
         XCTAssertEqual(got[1], got[0], accuracy: 1e-7)
     }
 
+    func testAStereoSoundIsPannedByTheEqualPowerLawToo() {
+        // The library makes every sound stereo on stereo output: a positional voice of it must
+        // sound as the mono sound would.
+        let level = stereoCue(frames: 1000) { _ in (0.5, 0.5) }
+        defer { withExtendedLifetime(level) {} }
+        let position = Vector3(3, 0, -3)
+        let pan = 3 / (18.0).squareRoot(), gain = 1 / (1 + (18.0.squareRoot() - 1))
+        let got = lastFrame([positional(1, level, Source(position: position))])
+        XCTAssertEqual(got[0], 0.5 * gain * panLaw(pan).left, accuracy: 1e-6)
+        XCTAssertEqual(got[1], 0.5 * gain * panLaw(pan).right, accuracy: 1e-6)
+    }
+
     func testTheListenerTurnsAndMovesTheScene() {
         let level = monoCue(frames: 1000) { _ in 0.5 }
         defer { withExtendedLifetime(level) {} }
