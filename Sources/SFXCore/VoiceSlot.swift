@@ -143,14 +143,22 @@ struct VoiceSlot {
             done += 1
             advance()
             if phase == .fading && envelope.isSettled { return done }
-            while position >= frameCount {
-                if loopsLeft == 0 { return done }
-                if loopsLeft > 0 { loopsLeft -= 1 }
-                position -= frameCount
-            }
+            if !wrapAtEnd() { return done }
             if paused && hold.isSettled { return nil }
         }
         return nil
+    }
+
+    /// Brings a position past the cue's end back into it for each loop left; false when the
+    /// cue is over (no loop left).
+    @inline(__always)
+    private mutating func wrapAtEnd() -> Bool {
+        while position >= frameCount {
+            if loopsLeft == 0 { return false }
+            if loopsLeft > 0 { loopsLeft -= 1 }
+            position -= frameCount
+        }
+        return true
     }
 
     /// A streaming voice: reads the ring at `position` (interpolating as above at other rates).
@@ -214,11 +222,7 @@ struct VoiceSlot {
                 advance()
                 if phase == .fading && envelope.isSettled { return done }
             }
-            while position >= frameCount {
-                if loopsLeft == 0 { return done }
-                if loopsLeft > 0 { loopsLeft -= 1 }
-                position -= frameCount
-            }
+            if !wrapAtEnd() { return done }
             if paused && hold.isSettled { return nil }
         }
         return nil

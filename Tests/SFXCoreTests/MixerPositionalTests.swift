@@ -221,29 +221,7 @@ final class MixerPositionalTests: XCTestCase {
         let (script, cues) = movingScene()
         defer { withExtendedLifetime(cues) {} }
         let mixer = Mixer(format: stereo, configuration: testConfiguration(maxVoices: 8))
-        let snapshot = MixerSnapshot(shapedLike: mixer)
-        var first = [Float](repeating: 0, count: 2 * 700), again = first
-        var next = 0
-        let ordered = script.sorted { $0.frame < $1.frame }
-        var compared = 0
-        for turn in 0..<16 {
-            while next < ordered.count && ordered[next].frame <= mixer.frameTime + 700 {
-                mixer.apply(ordered[next].command)
-                next += 1
-            }
-            snapshot.save(mixer)
-            first.withUnsafeMutableBufferPointer { mixer.render(into: $0.baseAddress!, frameCount: 700) }
-            mixer.drainEvents { _, _ in }
-            snapshot.restore(into: mixer)
-            again.withUnsafeMutableBufferPointer {
-                mixer.render(into: $0.baseAddress!, frameCount: 300 + turn)
-                mixer.render(into: $0.baseAddress! + 2 * (300 + turn), frameCount: 400 - turn)
-            }
-            mixer.drainEvents { _, _ in }
-            XCTAssertTrue(first.elementsEqual(again) { $0.bitPattern == $1.bitPattern }, "turn \(turn)")
-            if first.contains(where: { $0 != 0 }) { compared += 1 }
-        }
-        XCTAssertGreaterThan(compared, 8)
+        XCTAssertGreaterThan(assertRestoredSnapshotsRenderAgain(script, on: mixer, turns: 16, block: 700), 8)
     }
 
     func testPositionalRenderingAndCommandsAllocateNothing() {
@@ -388,24 +366,6 @@ final class MixerPositionalTests: XCTestCase {
         }
         // A snapshot restored re-renders the same.
         let mixer = Mixer(format: stereo, configuration: configuration, hrtf: Self.syntheticHRTF)
-        let snapshot = MixerSnapshot(shapedLike: mixer)
-        var first = [Float](repeating: 0, count: 2 * 600), again = first
-        let ordered = script.sorted { $0.frame < $1.frame }
-        var next = 0
-        for turn in 0..<18 {
-            while next < ordered.count && ordered[next].frame <= mixer.frameTime + 600 {
-                mixer.apply(ordered[next].command)
-                next += 1
-            }
-            snapshot.save(mixer)
-            first.withUnsafeMutableBufferPointer { mixer.render(into: $0.baseAddress!, frameCount: 600) }
-            snapshot.restore(into: mixer)
-            again.withUnsafeMutableBufferPointer {
-                mixer.render(into: $0.baseAddress!, frameCount: 200 + turn)
-                mixer.render(into: $0.baseAddress! + 2 * (200 + turn), frameCount: 400 - turn)
-            }
-            mixer.drainEvents { _, _ in }
-            XCTAssertTrue(first.elementsEqual(again) { $0.bitPattern == $1.bitPattern }, "turn \(turn)")
-        }
+        XCTAssertGreaterThan(assertRestoredSnapshotsRenderAgain(script, on: mixer, turns: 18, block: 600), 8)
     }
 }

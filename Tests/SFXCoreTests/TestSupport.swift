@@ -143,3 +143,39 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// Rewind mode's law, checked the way it uses it: `turns` times, the script's commands up to the
+/// end of the next `block` frames are applied, a snapshot is saved, `block` frames rendered, the
+/// snapshot restored and the same frames rendered again in two calls split differently each
+/// turn; both renders must be the same bits. Returns how many turns rendered something.
+@discardableResult
+func assertRestoredSnapshotsRenderAgain(
+    _ script: [ScheduledCommand], on mixer: Mixer, turns: Int, block: Int,
+    file: StaticString = #filePath, line: UInt = #line
+) -> Int {
+    let snapshot = MixerSnapshot(shapedLike: mixer)
+    let channels = mixer.format.channels
+    var first = [Float](repeating: 0, count: channels * block), again = first
+    let ordered = script.sorted { $0.frame < $1.frame }
+    var next = 0
+    var sounding = 0
+    for turn in 0..<turns {
+        while next < ordered.count && ordered[next].frame <= mixer.frameTime + block {
+            mixer.apply(ordered[next].command)
+            next += 1
+        }
+        snapshot.save(mixer)
+        first.withUnsafeMutableBufferPointer { mixer.render(into: $0.baseAddress!, frameCount: block) }
+        mixer.drainEvents { _, _ in }
+        snapshot.restore(into: mixer)
+        let split = (block / 3 + 17 * turn) % block
+        again.withUnsafeMutableBufferPointer {
+            mixer.render(into: $0.baseAddress!, frameCount: split)
+            mixer.render(into: $0.baseAddress! + channels * split, frameCount: block - split)
+        }
+        mixer.drainEvents { _, _ in }
+        XCTAssertTrue(first.elementsEqual(again) { $0.bitPattern == $1.bitPattern }, "turn \(turn)", file: file, line: line)
+        if first.contains(where: { $0 != 0 }) { sounding += 1 }
+    }
+    return sounding
+}
