@@ -118,6 +118,9 @@ public final class Mixer: @unchecked Sendable {
         /// How many frames rewind mode may render again after a snapshot (its device buffer at
         /// most): the HRTF histories keep that much room, so only their small state is copied.
         public var rewindHeadroomFrames: Int
+        /// Effect buses, 0…4: each runs one effect (`MixerCommand.setEffect`) on what voices send
+        /// it (`PlayRequest.sends`, `MixerCommand.setSend`) and returns it into a group.
+        public var effectBuses: Int
 
         /// Defaults for `sampleRate`: 64 voices plus 16 tails, a 0.3 ms start fade, 5 ms stop
         /// fades and smoothing, a −1 dBFS limiter with a 50 ms release, 1024-frame blocks.
@@ -136,6 +139,7 @@ public final class Mixer: @unchecked Sendable {
             virtualVoices = 32
             virtualThreshold = 1e-4
             rewindHeadroomFrames = 4096
+            effectBuses = 4
         }
 
         fileprivate var normalized: Configuration {
@@ -153,6 +157,7 @@ public final class Mixer: @unchecked Sendable {
             c.virtualVoices = max(0, virtualVoices)
             c.virtualThreshold = virtualThreshold.isNaN ? 0 : min(max(virtualThreshold, 0), 1)
             c.rewindHeadroomFrames = max(0, rewindHeadroomFrames)
+            c.effectBuses = min(max(0, effectBuses), 4)
             return c
         }
     }
@@ -222,6 +227,8 @@ public final class Mixer: @unchecked Sendable {
         /// Voices (playing or fading) that are positional, and playing voices that are virtual.
         var positionalCount = 0
         var virtualCount = 0
+        /// Scratch of one block: which effect buses got input.
+        var effectInputInUse: UInt32 = 0
     }
 
     /// One entry of the `VoiceID` → slot table; `slot` < 0 marks an empty entry.
@@ -248,6 +255,13 @@ public final class Mixer: @unchecked Sendable {
     /// slot's renderer (state a snapshot copies) and history ring, and the renderers' scratch.
     public let hrtf: HRTFTable?
     let hrtfVoices: UnsafeMutablePointer<HRTFVoice>
+    /// Per slot, the voice's send levels; the buses; one block of each bus's input; and (in a
+    /// snapshot's mixer) the processors' saved states, `effectStateBytes` per bus.
+    let sends: UnsafeMutablePointer<VoiceSends>
+    let effectBuses: UnsafeMutablePointer<EffectBus>
+    private let effectInputs: UnsafeMutablePointer<Float>
+    let effectStates: UnsafeMutablePointer<UInt8>
+    static let effectStateBytes = 256
     private let hrtfMemory: UnsafeMutablePointer<Float>?
     private let hrtfMemoryStride: Int
     private let hrtfScratch: UnsafeMutablePointer<Float>?
@@ -294,6 +308,15 @@ public final class Mixer: @unchecked Sendable {
         self.hrtf = table
         hrtfVoices = .allocate(capacity: max(slotCount, 1))
         hrtfVoices.initialize(repeating: HRTFVoice(), count: max(slotCount, 1))
+        sends = .allocate(capacity: max(slotCount, 1))
+        sends.initialize(repeating: VoiceSends(), count: max(slotCount, 1))
+        effectBuses = .allocate(capacity: max(c.effectBuses, 1))
+        effectBuses.initialize(repeating: EffectBus(), count: max(c.effectBuses, 1))
+        let inputFloats = max(c.effectBuses, 1) * (histories ? c.maxFramesPerRender * format.channels : 1)
+        effectInputs = .allocate(capacity: inputFloats)
+        effectInputs.initialize(repeating: 0, count: inputFloats)
+        effectStates = .allocate(capacity: max(c.effectBuses, 1) * Self.effectStateBytes)
+        effectStates.initialize(repeating: 0, count: max(c.effectBuses, 1) * Self.effectStateBytes)
         if let table, histories {
             hrtfMemoryStride = HRTFVoice.memoryFloats(table: table, maximumFrames: c.maxFramesPerRender, rewindHeadroomFrames: c.rewindHeadroomFrames)
             let memory = UnsafeMutablePointer<Float>.allocate(capacity: hrtfMemoryStride * max(slotCount, 1))
@@ -342,6 +365,10 @@ public final class Mixer: @unchecked Sendable {
         groupFilters.deallocate()
         scratch.deallocate()
         hrtfVoices.deallocate()
+        sends.deallocate()
+        effectBuses.deallocate()
+        effectInputs.deallocate()
+        effectStates.deallocate()
         hrtfMemory?.deallocate()
         hrtfScratch?.deallocate()
         buses.deallocate()
@@ -438,6 +465,12 @@ public final class Mixer: @unchecked Sendable {
             if let slot = slot(of: voice) { filters[slot].setFilter(settings?.clamped(sampleRate: format.sampleRate)) }
         case .setGroupFilter(let group, let settings):
             groupFilters[Int(group.rawValue)].setFilter(settings?.clamped(sampleRate: format.sampleRate))
+        case .setEffect(let bus, let reference, let group):
+            setEffect(bus: bus, reference, returnGroup: Int(group.rawValue))
+        case .setSend(let voice, let bus, let level):
+            if let slot = slot(of: voice), bus >= 0, bus < configuration.effectBuses {
+                sends[slot][bus].glide(to: VoiceSends.clamped(level), over: configuration.smoothingFrames)
+            }
         case .changeSource(let voice, let change):
             if let slot = slot(of: voice), voices[slot].positional {
                 voices[slot].source = change.applied(to: voices[slot].source)
@@ -513,7 +546,8 @@ public final class Mixer: @unchecked Sendable {
         voice.loopsLeft = request.loops
         voice.rate = Double(Mixer.clampedRate(request.rate))
         start(voice, id: request.voice, gain: request.gain, pan: request.pan, group: request.group,
-              priority: request.priority, fadeInFrames: request.fadeInFrames, filter: request.filter)
+              priority: request.priority, fadeInFrames: request.fadeInFrames, filter: request.filter,
+              sends: request.sends)
     }
 
     private func playStream(_ request: StreamRequest) {
@@ -534,7 +568,8 @@ public final class Mixer: @unchecked Sendable {
 
     /// Puts a new voice in a free slot (or a cut tail's), playing, with its gains and fade-in.
     private func start(_ new: VoiceSlot, id: VoiceID, gain: Float, pan: Float, group: SoundGroup,
-                       priority: VoicePriority, fadeInFrames: Int, filter: FilterSettings? = nil) {
+                       priority: VoicePriority, fadeInFrames: Int, filter: FilterSettings? = nil,
+                       sends levels: SIMD4<Float> = .zero) {
         // Real voices and tails share maxVoices + tailVoices slots, virtual voices have their own.
         let tailsFull = !new.isVirtual
             && state.pointee.activeVoiceCount - state.pointee.virtualCount >= configuration.maxVoices + configuration.tailVoices
@@ -562,6 +597,9 @@ public final class Mixer: @unchecked Sendable {
         if voice.positional { filters[slot].setAirGain(airGain(of: voice)) }
         filters[slot].reset()
         if voice.positional { resetBinaural(slot) }
+        var clamped = SIMD4<Float>.zero
+        for bus in 0..<configuration.effectBuses { clamped[bus] = VoiceSends.clamped(levels[bus]) }
+        sends[slot] = VoiceSends(clamped)
         occupy(slot, id: id)
         state.pointee.playCount += 1
         state.pointee.playingVoiceCount += 1
@@ -615,6 +653,7 @@ public final class Mixer: @unchecked Sendable {
         let firstEvent = state.pointee.eventCount
         let frameTime = state.pointee.frameTime
         var busInUse: UInt32 = 0
+        effectInputInUse = 0
         duckUntil.update(repeating: 0, count: SoundGroup.count)
         forEachVoice { slot in
             let group = voices[slot].group
@@ -629,13 +668,14 @@ public final class Mixer: @unchecked Sendable {
                 produced = voices[slot].skip(frames: frames)
             } else if hrtf != nil && voices[slot].positional {
                 produced = renderBinaural(slot, into: bus, frames: frames)
-            } else if filters[slot].isActive {
+            } else if filters[slot].isActive || sends[slot].any(configuration.effectBuses) {
                 scratch.update(repeating: 0, count: frames * channels)
                 produced = voices[slot].mix(into: scratch, frames: frames, outputChannels: channels)
                 // A voice that ends stops at its last frame, filter and all, whatever the blocks.
                 let heard = produced ?? frames
-                filters[slot].process(scratch, frames: heard, channels: channels)
+                if filters[slot].isActive { filters[slot].process(scratch, frames: heard, channels: channels) }
                 for i in 0..<(heard * channels) { bus[i] += scratch[i] }
+                send(slot, scratch, frames: heard, of: frames, channels: channels, gain: 1)
             } else {
                 produced = voices[slot].mix(into: bus, frames: frames, outputChannels: channels)
             }
@@ -648,6 +688,7 @@ public final class Mixer: @unchecked Sendable {
         }
         postReleasedCues()
         sortEvents(from: firstEvent)
+        runEffects(frames: frames, busInUse: &busInUse)
         // A group's filter runs on every block while it is on, voices or not, so that its tail
         // rings out the same however rendering is split.
         for group in 0..<SoundGroup.count where groupFilters[group].isActive {
@@ -726,6 +767,104 @@ public final class Mixer: @unchecked Sendable {
         return next
     }
 
+    // MARK: Effect buses
+
+    /// Whether each bus got input in this block (one bit per bus).
+    private var effectInputInUse: UInt32 {
+        get { state.pointee.effectInputInUse }
+        set { state.pointee.effectInputInUse = newValue }
+    }
+
+    private func setEffect(bus: Int, _ reference: EffectReference?, returnGroup: Int) {
+        guard bus >= 0, bus < configuration.effectBuses else {
+            if let reference { post(.effectReleased(reference.key)) }
+            return
+        }
+        if effectBuses[bus].processor != nil { post(.effectReleased(effectBuses[bus].key)) }
+        effectBuses[bus] = EffectBus(processor: reference?.processor, key: reference?.key ?? 0, returnGroup: returnGroup)
+        if let reference {
+            precondition(reference.processor._withUnsafeGuaranteedRef { $0.stateByteCount } <= Self.effectStateBytes,
+                         "an effect's state must fit a snapshot's room for it")
+        }
+    }
+
+    /// Adds `frames` of a voice's signal (`channels` 1 or the output's), times `gain` and each
+    /// send's gliding level, into the inputs of the buses it sends to that have an effect (of a
+    /// block of `blockFrames`).
+    private func send(_ slot: Int, _ samples: UnsafeMutablePointer<Float>, frames: Int, of blockFrames: Int, channels: Int, gain: Float) {
+        let outputChannels = format.channels
+        let busSize = configuration.maxFramesPerRender * outputChannels
+        for bus in 0..<configuration.effectBuses where sends[slot].sends(to: bus) {
+            guard effectBuses[bus].processor != nil else {
+                // No effect: the level still glides, as it would.
+                var level = sends[slot][bus]
+                level.advance(by: frames)
+                sends[slot][bus] = level
+                continue
+            }
+            let input = effectInputs + bus * busSize
+            if effectInputInUse & (1 << bus) == 0 {
+                input.update(repeating: 0, count: blockFrames * outputChannels)
+                effectInputInUse |= 1 << bus
+            }
+            var level = sends[slot][bus]
+            for i in 0..<frames {
+                let g = level.next() * gain
+                if channels == outputChannels {
+                    for c in 0..<channels { input[i * channels + c] += samples[i * channels + c] * g }
+                } else {
+                    for c in 0..<outputChannels { input[i * outputChannels + c] += samples[i] * g }
+                }
+            }
+            sends[slot][bus] = level
+        }
+    }
+
+    /// Each bus's effect on its input of this block (or on silence while its tail sounds),
+    /// added into its return group's bus.
+    private func runEffects(frames: Int, busInUse: inout UInt32) {
+        let channels = format.channels
+        let busSize = configuration.maxFramesPerRender * channels
+        for bus in 0..<configuration.effectBuses {
+            guard let processor = effectBuses[bus].processor else { continue }
+            let group = effectBuses[bus].returnGroup
+            let output = buses + group * busSize
+            let hasInput = effectInputInUse & (1 << bus) != 0
+            processor._withUnsafeGuaranteedRef { effect in
+                guard hasInput || effect.isSounding else {
+                    effect.processSilence(frames: frames, addingInto: output, outputChannels: channels)
+                    return
+                }
+                if busInUse & (1 << group) == 0 {
+                    output.update(repeating: 0, count: frames * channels)
+                    busInUse |= 1 << group
+                }
+                if hasInput {
+                    effect.process(input: effectInputs + bus * busSize, inputChannels: channels, frames: frames,
+                                   addingInto: output, outputChannels: channels)
+                } else {
+                    effect.processSilence(frames: frames, addingInto: output, outputChannels: channels)
+                }
+            }
+        }
+    }
+
+    /// Saves each bus's processor state into `snapshot`'s room for it (the processors are shared:
+    /// their big memory keeps rewind headroom, see `EffectProcessor`).
+    func saveEffects(into snapshot: Mixer) {
+        for bus in 0..<configuration.effectBuses {
+            effectBuses[bus].processor?._withUnsafeGuaranteedRef { $0.saveState(to: snapshot.effectStates + bus * Self.effectStateBytes) }
+        }
+    }
+
+    /// Puts the states `saveEffects` kept in `snapshot` back into the processors (after the buses
+    /// themselves were restored).
+    func restoreEffects(from snapshot: Mixer) {
+        for bus in 0..<configuration.effectBuses {
+            effectBuses[bus].processor?._withUnsafeGuaranteedRef { $0.restoreState(from: snapshot.effectStates + bus * Self.effectStateBytes) }
+        }
+    }
+
     // MARK: Positional voices
 
     /// A positional voice through the HRTF: mixed in mono (its gain, envelope and pause only),
@@ -737,6 +876,7 @@ public final class Mixer: @unchecked Sendable {
         let produced = voices[slot].mix(into: scratch, frames: frames, outputChannels: 1)
         let heard = produced ?? frames
         if filters[slot].isActive { filters[slot].process(scratch, frames: heard, channels: 1) }
+        send(slot, scratch, frames: heard, of: frames, channels: 1, gain: voices[slot].spatialGain)
         let direction = voices[slot].spatialDirection == .zero ? Vector3(0, 0, 1) : voices[slot].spatialDirection
         hrtfVoices[slot].render(scratch, frames: heard, toward: direction, gain: voices[slot].spatialGain,
                                 fadeFrames: Mixer.spatialUpdateFrames, table: table,

@@ -33,12 +33,16 @@ public struct PlayRequest: Sendable, BitwiseCopyable {
     public var source: Source?
     /// A filter on the voice from its first frame (low-pass for occlusion, …), or nil.
     public var filter: FilterSettings?
+    /// Send levels to the effect buses 0…3 (linear, 0…1): how much of the voice (after its
+    /// gains and filters) each bus's effect gets.
+    public var sends: SIMD4<Float>
 
     /// A request for `cue`, which the caller keeps alive until the mixer releases it.
     public init(
         voice: VoiceID, cue: Cue, gain: Float = 1, pan: Float = 0, loops: Int = 0,
         group: SoundGroup = .effects, priority: VoicePriority = .normal, maxInstances: Int = 0,
-        fadeInFrames: Int = 0, rate: Float = 1, source: Source? = nil, filter: FilterSettings? = nil
+        fadeInFrames: Int = 0, rate: Float = 1, source: Source? = nil, filter: FilterSettings? = nil,
+        sends: SIMD4<Float> = .zero
     ) {
         self.voice = voice
         self.cue = .passUnretained(cue)
@@ -52,6 +56,7 @@ public struct PlayRequest: Sendable, BitwiseCopyable {
         self.rate = rate
         self.source = source
         self.filter = filter
+        self.sends = sends
     }
 }
 
@@ -178,6 +183,25 @@ public enum MixerCommand: Sendable, BitwiseCopyable {
     case setFilter(VoiceID, FilterSettings?)
     /// The same for a group's bus: everything the group plays goes through it.
     case setGroupFilter(SoundGroup, FilterSettings?)
+    /// Puts an effect on bus `bus` (0 ..< `Mixer.Configuration.effectBuses`), returning into
+    /// `returnGroup`, or (nil) takes the bus's effect off. The processor is held unretained: the
+    /// sender keeps it alive until the mixer reports `.effectReleased(key)` for it, which it does
+    /// when the processor is replaced or removed (once no rewind can bring it back).
+    case setEffect(bus: Int, processor: EffectReference?, returnGroup: SoundGroup)
+    /// Changes a voice's send level to one bus, gliding.
+    case setSend(VoiceID, bus: Int, level: Float)
+}
+
+/// An effect processor on its way to the mixer: the processor, unretained, and the key its
+/// `.effectReleased` will carry.
+public struct EffectReference: Sendable, BitwiseCopyable {
+    public var processor: Unmanaged<EffectProcessor>
+    public var key: UInt32
+
+    public init(_ processor: EffectProcessor, key: UInt32) {
+        self.processor = .passUnretained(processor)
+        self.key = key
+    }
 }
 
 /// One property of a positional voice's `Source`, for `MixerCommand.changeSource`.
@@ -223,12 +247,14 @@ public enum MixerEvent: Sendable, BitwiseCopyable, Hashable {
     case rejected(VoiceID, PlayRejection)
     /// No voice reads the cue with this key any more: it may be freed.
     case cueReleased(UInt32)
+    /// The effect processor sent with this key is no longer used: it may be freed.
+    case effectReleased(UInt32)
 
     /// The voice this event ends, or nil for `.cueReleased`.
     public var voice: VoiceID? {
         switch self {
         case .finished(let v), .stopped(let v), .stolen(let v), .rejected(let v, _): v
-        case .cueReleased: nil
+        case .cueReleased, .effectReleased: nil
         }
     }
 }

@@ -32,11 +32,17 @@ public final class MixerSnapshot: @unchecked Sendable {
 
     /// Copies `original`'s state into the snapshot.
     @inline(__always)
-    public func save(_ original: Mixer) { mixer.copyState(from: original) }
+    public func save(_ original: Mixer) {
+        mixer.copyState(from: original)
+        original.saveEffects(into: mixer)
+    }
 
     /// Puts the copied state back into `original`: it renders on from `frameTime`.
     @inline(__always)
-    public func restore(into original: Mixer) { original.copyState(from: mixer) }
+    public func restore(into original: Mixer) {
+        original.copyState(from: mixer)
+        original.restoreEffects(from: mixer)
+    }
 }
 
 extension Mixer {
@@ -57,10 +63,12 @@ extension Mixer {
                 voices[slot] = source.voices[slot]
                 filters[slot] = source.filters[slot]
                 hrtfVoices[slot] = source.hrtfVoices[slot]
+                sends[slot] = source.sends[slot]
             }
         }
         Self.copy(occupied, from: source.occupied, count: occupiedWords)
         Self.copy(groupFilters, from: source.groupFilters, count: SoundGroup.count)
+        Self.copy(effectBuses, from: source.effectBuses, count: max(configuration.effectBuses, 1))
         Self.copy(index, from: source.index, count: indexMask + 1)
         Self.copy(groups, from: source.groups, count: SoundGroup.count)
         Self.copy(releasingCues, from: source.releasingCues, count: max(slotCount, 1))

@@ -35,6 +35,11 @@ struct Ramp {
         step = length > 0 ? (newTarget - start) / Float(length) : 0
     }
 
+    /// Moves `frames` frames on at once (the value is that of `frames` calls of `next`).
+    mutating func advance(by frames: Int) {
+        elapsed = min(elapsed + max(frames, 0), max(length, elapsed))
+    }
+
     /// Moves one frame on and returns the value for that frame.
     @inline(__always)
     mutating func next() -> Float {

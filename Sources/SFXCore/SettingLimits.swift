@@ -66,4 +66,8 @@ public enum SettingLimits {
     public static let filterQ: ClosedRange<Float> = 0.1...30
     public static let shelfSlope: ClosedRange<Float> = 0.1...1
     public static let filterGain: ClosedRange<Float> = 0...1
+
+    /// A voice's send level to an effect bus, linear, and the buses there are.
+    public static let send: ClosedRange<Float> = 0...1
+    public static let effectBus: ClosedRange<Int> = 0...3
 }

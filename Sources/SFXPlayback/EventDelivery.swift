@@ -45,6 +45,9 @@ final class EventDelivery: @unchecked Sendable {
         private(set) var ending = 0
         /// Disposed cues waiting for the mixer's `.cueReleased`.
         var retiring: [UInt32: Cue] = [:]
+        /// Effect processors sent to the mixer, kept until it releases them (`.effectReleased`).
+        var effects: [UInt32: EffectProcessor] = [:]
+        var nextEffectKey: UInt32 = 1
         var unsentReleases: [UInt32] = []
         var streams: [UUID: AsyncStream<EngineEvent>.Continuation] = [:]
         var handler: (@Sendable (EngineEvent) -> Void)?
@@ -206,6 +209,23 @@ final class EventDelivery: @unchecked Sendable {
         }
     }
 
+    /// Keeps `processor` alive while the mixer may use it and gives the key it will be released
+    /// under.
+    func keep(_ processor: EffectProcessor) -> UInt32 {
+        state.withLock { state in
+            let key = state.nextEffectKey
+            state.nextEffectKey &+= 1
+            state.effects[key] = processor
+            return key
+        }
+    }
+
+    /// Lets go of a processor the mixer never got (its command did not fit the queue).
+    func forget(effect key: UInt32) {
+        let processor = state.withLock { $0.effects.removeValue(forKey: key) }
+        withExtendedLifetime(processor) {}
+    }
+
     /// Waits until no play is pending and every queued completion has been called.
     func waitUntilNoVoices(timeout: Duration) -> Bool {
         let deadline = ContinuousClock.now + timeout
@@ -331,6 +351,9 @@ final class EventDelivery: @unchecked Sendable {
             // Dropping the last reference frees the cue, here, off the real-time thread.
             let cue = state.withLock { $0.retiring.removeValue(forKey: key) }
             withExtendedLifetime(cue) {}
+            return nil
+        case .effectReleased(let key):
+            forget(effect: key)
             return nil
         }
         return event.voice.map { ($0, outcome) }

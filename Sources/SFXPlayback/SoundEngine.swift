@@ -222,6 +222,8 @@ public final class SoundEngine: @unchecked Sendable {
     private let haptics = Mutex<Vibrator?>(nil)
     private let memoryLocked: Bool
     private let hrtfStatus: String
+    /// How far rewind mode may render again: effect processors keep that much room.
+    let effectHeadroomFrames: Int
     private let started = Atomic<Bool>(false)
     /// The listener and the world as last set (`listener`, `world`), for readers on any thread.
     let spatial = Mutex<(listener: Listener, world: SpatialWorld)>((Listener(), SpatialWorld()))
@@ -258,6 +260,8 @@ public final class SoundEngine: @unchecked Sendable {
         var mixerConfiguration = Mixer.Configuration()
         mixerConfiguration.maxVoices = configuration.maxVoices
         mixerConfiguration.virtualVoices = configuration.virtualVoices
+        // Rewind mode renders again at most what the device buffer holds.
+        mixerConfiguration.rewindHeadroomFrames = max(4096, pcm.parameters.bufferFrames)
         mixerConfiguration.maxFramesPerRender = max(pcm.parameters.bufferFrames, 4096)
         // The output thread releases streaming voices' frames itself: after each render on the
         // classic path, and in rewind mode only once they can no longer be rendered again.
@@ -268,6 +272,7 @@ public final class SoundEngine: @unchecked Sendable {
         mixerConfiguration.eventCapacity = max(1024, 2 * slots + 4 * OutputThread.eventBatch)
         let (table, hrtfStatus) = try Self.loadHRTF(configuration.hrtf, format: format)
         self.hrtfStatus = hrtfStatus
+        effectHeadroomFrames = mixerConfiguration.rewindHeadroomFrames
         let mixer = Mixer(format: format, configuration: mixerConfiguration, hrtf: table)
         let ring = SPSCRing<MixerCommand>(capacity: max(1, configuration.commandCapacity))
         // Room for several periods' worth of the events the real-time thread keeps room for.
@@ -399,11 +404,12 @@ public final class SoundEngine: @unchecked Sendable {
     /// `play` of a positional voice: `source` says where it is and how it carries (see
     /// `SoundEngine.play(_:at:velocity:...)`).
     func play(_ id: SoundID, source: Source, volume: Float, loops: Int, group: SoundGroup, priority: VoicePriority,
-              maxInstances: Int, fadeIn: Duration, rate: Float, completion: (@Sendable (PlayOutcome) -> Void)?) -> Voice {
+              maxInstances: Int, fadeIn: Duration, rate: Float, sends: SIMD4<Float>,
+              completion: (@Sendable (PlayOutcome) -> Void)?) -> Voice {
         let voice = reserveVoice()
         if let refusal = begin(voice, id, volume: volume, pan: 0, loops: loops, group: group, priority: priority,
-                               maxInstances: maxInstances, fadeIn: fadeIn, rate: rate, source: source, completion: completion,
-                               completesRefusals: true) {
+                               maxInstances: maxInstances, fadeIn: fadeIn, rate: rate, source: source, sends: sends,
+                               completion: completion, completesRefusals: true) {
             delivery.reject(completion, voice.handle, refusal)
         }
         return voice
@@ -437,6 +443,7 @@ public final class SoundEngine: @unchecked Sendable {
     /// sees it gone and its completion not yet queued); otherwise it is taken back and returned.
     private func begin(_ voice: Voice, _ id: SoundID, volume: Float, pan: Float, loops: Int, group: SoundGroup,
                        priority: VoicePriority, maxInstances: Int, fadeIn: Duration, rate: Float, source: Source?,
+                       sends: SIMD4<Float> = .zero,
                        completion: (@Sendable (PlayOutcome) -> Void)?, completesRefusals: Bool) -> RejectReason? {
         do throws(SettingError) {
             try Self.checkGain("volume", volume)
@@ -446,13 +453,14 @@ public final class SoundEngine: @unchecked Sendable {
             try SettingError.check("fadeIn", fadeIn, in: Self.fades)
             try Self.checkRate(rate)
             if let source { try Self.checkSource(source) }
+            for bus in 0..<4 { try SettingError.check("sends[\(bus)]", sends[bus], in: SettingLimits.send) }
         } catch {
             return .invalidSetting(error)
         }
         guard let cue = library.cue(for: id) else { return .unknownSound(id) }
         let request = PlayRequest(voice: voice.id, cue: cue, gain: volume, pan: pan, loops: loops,
                                   group: group, priority: priority, maxInstances: maxInstances,
-                                  fadeInFrames: frames(fadeIn), rate: rate, source: source)
+                                  fadeInFrames: frames(fadeIn), rate: rate, source: source, sends: sends)
         guard delivery.expect(voice.id, cue: cue, completion: completion, handle: voice.handle, endless: loops < 0) else {
             return .engineClosed
         }

@@ -40,21 +40,42 @@ extension SoundEngine {
                      fadeIn: Duration = .zero, rate: Float = 1,
                      completion: (@Sendable (PlayOutcome) -> Void)? = nil) -> Voice {
         play(id, from: Source(position: position, velocity: velocity), volume: volume, loops: loops, group: group,
-             priority: priority, maxInstances: maxInstances, fadeIn: fadeIn, rate: rate, completion: completion)
+             priority: priority, maxInstances: maxInstances, fadeIn: fadeIn, rate: rate, sends: .zero, completion: completion)
     }
 
     /// Plays a sound as a positional voice with all of `source`'s properties (distance model,
     /// reference and maximum distance, rolloff, cone, relative, air absorption). A source whose
     /// properties are out of range is refused (`.rejected(.invalidSetting)`). A play too quiet
     /// to hear where it is starts virtual: it costs almost nothing and is heard from where it
-    /// would be once it is audible (`metrics.virtualVoices`).
+    /// would be once it is audible (`metrics.virtualVoices`). `sends` are its levels to the
+    /// effect buses 0…3 from its first frame (0…1 each; see `setEffect(_:bus:returnsTo:)`).
     @discardableResult
     public func play(_ id: SoundID, from source: Source, volume: Float = 1, loops: Int = 0,
                      group: SoundGroup = .effects, priority: VoicePriority = .normal, maxInstances: Int = 0,
-                     fadeIn: Duration = .zero, rate: Float = 1,
+                     fadeIn: Duration = .zero, rate: Float = 1, sends: SIMD4<Float> = .zero,
                      completion: (@Sendable (PlayOutcome) -> Void)? = nil) -> Voice {
         play(id, source: source, volume: volume, loops: loops, group: group, priority: priority,
-             maxInstances: maxInstances, fadeIn: fadeIn, rate: rate, completion: completion)
+             maxInstances: maxInstances, fadeIn: fadeIn, rate: rate, sends: sends, completion: completion)
+    }
+
+    /// Puts a reverb or an echo on effect bus `bus` (0…3), returning into `group` (its gain,
+    /// mute, filter and ducking apply to the effect's output), or (nil) takes the bus's effect
+    /// off. Voices reach it through their send levels (`Voice.setSend`, `play(_:from:sends:)`).
+    /// The effect is prepared here, off the real-time thread (its delay lines allocated), and
+    /// swapped in whole: changing a preset makes a new one. Returns false when the command queue
+    /// is full (nothing changed).
+    @discardableResult
+    public func setEffect(_ effect: Effect?, bus: Int, returnsTo group: SoundGroup = .effects) throws(SettingError) -> Bool {
+        try SettingError.check("bus", bus, in: SettingLimits.effectBus)
+        guard let effect else { return send(.setEffect(bus: bus, processor: nil, returnGroup: group)) }
+        let processor = EffectProcessor(effect, sampleRate: library.configuration.format.sampleRate,
+                                        rewindHeadroomFrames: effectHeadroomFrames)
+        let key = delivery.keep(processor)
+        guard send(.setEffect(bus: bus, processor: EffectReference(processor, key: key), returnGroup: group)) else {
+            delivery.forget(effect: key)
+            return false
+        }
+        return true
     }
 
     /// Puts a filter on everything a group plays (a low-pass for "underwater"), glides it to new
@@ -125,6 +146,13 @@ extension Voice {
     /// following it: for the player's own sounds and the UI.
     public func setRelative(_ relative: Bool) {
         handle.engine.value?.send(.changeSource(id, .relative(relative)))
+    }
+
+    /// Changes how much of the voice effect bus `bus` (0…3) gets: 0…1, linear, gliding over 5 ms.
+    public func setSend(_ level: Float, bus: Int) throws(SettingError) {
+        try SettingError.check("bus", bus, in: SettingLimits.effectBus)
+        try SettingError.check("send", level, in: SettingLimits.send)
+        handle.engine.value?.send(.setSend(id, bus: bus, level: level))
     }
 
     /// Puts a filter on the voice (a low-pass for a sound behind a wall), glides it to new

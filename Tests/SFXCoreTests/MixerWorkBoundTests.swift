@@ -83,8 +83,8 @@ final class MixerWorkBoundTests: XCTestCase {
                     XCTAssertTrue(sounding.remove(voice.rawValue) != nil, "\(voice) ended twice")
                     stopping.remove(voice.rawValue)
                     ends[voice.rawValue, default: 0] += 1
-                case .cueReleased:
-                    XCTFail("no cue is released")
+                case .cueReleased, .effectReleased:
+                    XCTFail("no cue or effect is released")
                 }
             }
         }
