@@ -15,8 +15,10 @@ import SFXBenchMethod
 /// - **hrtf**: and HRTF (sfx: the default SOFA set, `SOFAFile.defaultURL`; OpenAL Soft:
 ///   `ALC_HRTF_SOFT` on, with its own default data set: 1.19 reads only its `.mhr` files, not
 ///   SOFA; the probe prints which it used);
-/// - **reverb**: and one reverb bus every voice sends to (not measured until the mixer has
-///   effect buses: see `Feature.measured`);
+/// - **reverb**: and one reverb bus every voice sends to at level 1 (sfx: `ReverbSettings.hall`
+///   on bus 0, returning into `.effects`, which are EFX's concert hall's decay 3.92 s, HF ratio
+///   0.70 and pre-delay 20 ms; OpenAL Soft: one auxiliary effect slot holding
+///   `EFX_REVERB_PRESET_CONCERTHALL` as `AL_EFFECT_EAXREVERB`, each source's send 0 to it);
 /// - **nodoppler**, a reference row without a goal: the positional row with doppler off.
 ///
 /// Both sides are pure mixing on the calling thread: sfx's `Mixer` rendering offline (no device,
@@ -34,8 +36,7 @@ enum World {
         /// 1 and the row shows what the doppler shift's resampling adds to (a).
         case nodoppler
 
-        /// The features both sides can render: the mixer has no effect buses yet.
-        static let measured: [Feature] = [.positional, .lowpass, .hrtf, .nodoppler]
+        static let measured: [Feature] = [.positional, .lowpass, .hrtf, .reverb, .nodoppler]
         /// The rows with a goal (sfx ≤ ½ of OpenAL Soft).
         static let judged: [Feature] = [.positional, .lowpass, .hrtf, .reverb]
 
@@ -103,7 +104,6 @@ enum World {
         }
         let table = try SOFAFile.load(sofa, sampleRate: 48_000)
         var result = Result(seconds: seconds, rounds: rounds, sfxHRTF: sofa.path, features: Feature.measured)
-        result.notMeasured[Feature.reverb.rawValue] = "the mixer has no effect buses yet (MixerCommand has no setEffect)"
         let jobs = [true, false].flatMap { sfx in Feature.measured.flatMap { f in voiceCounts.map { (sfx: sfx, feature: f, voices: $0) } } }
         var state: UInt64 = 0x3057_1D
         for round in 0..<rounds {
@@ -141,10 +141,15 @@ enum World {
         mixer.apply(.setListener(Listener()))
         mixer.apply(.setWorld(SpatialWorld(dopplerFactor: feature == .nodoppler ? 0 : 1)))
         let filter: FilterSettings? = feature == .lowpass ? .lowPass(cutoff: 5_000) : nil
+        let reverb = feature == .reverb
+            ? EffectProcessor(.reverb(.hall), sampleRate: 48_000, rewindHeadroomFrames: configuration.rewindHeadroomFrames) : nil
+        defer { withExtendedLifetime(reverb) {} }
+        if let reverb { mixer.apply(.setEffect(bus: 0, processor: EffectReference(reverb, key: 1), returnGroup: .effects)) }
         for i in 0..<voices {
             let (position, velocity) = worldPath(i, t: 0)
             mixer.apply(.play(PlayRequest(voice: VoiceID(UInt64(i + 1)), cue: cue, gain: 1 / Float(voices), loops: -1,
-                                          source: Source(position: position, velocity: velocity), filter: filter)))
+                                          source: Source(position: position, velocity: velocity), filter: filter,
+                                          sends: reverb == nil ? .zero : SIMD4(1, 0, 0, 0))))
         }
         let output = UnsafeMutablePointer<Float>.allocate(capacity: block * 2)
         defer { output.deallocate() }
