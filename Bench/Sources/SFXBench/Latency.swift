@@ -51,10 +51,16 @@ enum Latency {
         return (latencies, matched.filter { !$0 }.count, extra)
     }
 
+    /// Where a positional click plays: ahead and to the right, within the reference distance
+    /// (inverse clamped: gain 1), the listener at the origin facing −z.
+    static let positionalClickAt = Vector3(0.6, 0, -0.6)
+
     /// Triggers `count` clicks of sfx at `period` × `periods` on a fresh card (in rewind mode
-    /// when `rewind`, on the classic path otherwise).
-    static func sfxRun(period: Int, periods: Int = BenchOptions.periodsPerBuffer, rewind: Bool = false, count: Int,
-                       scratch: URL, name: String) throws -> LatencyRun {
+    /// when `rewind`, on the classic path otherwise); `positional`: each click a positional voice
+    /// (`engine.play(_:at:)` at `positionalClickAt`, moving at 1 m/s), the listener and world
+    /// left at their defaults.
+    static func sfxRun(period: Int, periods: Int = BenchOptions.periodsPerBuffer, rewind: Bool = false, positional: Bool = false,
+                       count: Int, scratch: URL, name: String) throws -> LatencyRun {
         let run = try CardRun(scratch: scratch, name: name)
         defer { run.remove() }
         let engine = try SfxOnCard.engine(run, period: period, periods: periods, rewind: rewind)
@@ -73,7 +79,11 @@ enum Latency {
             next += gap
             Meter.sleep(until: next)
             triggers.append(Meter.now())
-            engine.play(click)
+            if positional {
+                engine.play(click, at: positionalClickAt, velocity: Vector3(1, 0, 0))
+            } else {
+                engine.play(click)
+            }
         }
         Meter.sleep(seconds: gaps.max / 1000 + 0.1)
         engine.close()
@@ -114,16 +124,22 @@ enum Latency {
     static let rewindGuardFrames = 48
     static let rewindLabel = "rewind \(rewindPeriod) × \(rewindPeriods)"
 
+    static let positionalRewindClient = "sfx (rewind, positional)"
+
     /// sfx in rewind mode and the floor rewinding, each at 256 × 4: rows "sfx (rewind)" and
-    /// "floor (rewind)".
-    static func rewindRows(count: Int, options: BenchOptions, scratch: URL, name: String) throws -> [LatencyRow] {
+    /// "floor (rewind)"; with `positional`, between them "sfx (rewind, positional)", the same
+    /// clicks played as positional voices.
+    static func rewindRows(count: Int, options: BenchOptions, scratch: URL, name: String, positional: Bool = false) throws -> [LatencyRow] {
         let sfx = try sfxRun(period: rewindPeriod, periods: rewindPeriods, rewind: true, count: count,
                              scratch: scratch, name: "sfx-\(name)")
+        let placed = try positional ? [LatencyRow(client: positionalRewindClient, label: rewindLabel, requestedPeriod: rewindPeriod,
+                                                  runs: [sfxRun(period: rewindPeriod, periods: rewindPeriods, rewind: true, positional: true,
+                                                                count: count, scratch: scratch, name: "sfx-positional-\(name)")])] : []
         let floor = try clientRun(.floor, period: rewindPeriod, periods: rewindPeriods, count: count, options: options,
                                   scratch: scratch, name: "floor-\(name)",
                                   environment: ["FLOOR_REWIND_GUARD_FRAMES": "\(rewindGuardFrames)"])
-        return [LatencyRow(client: "sfx (rewind)", label: rewindLabel, requestedPeriod: rewindPeriod, runs: [sfx]),
-                LatencyRow(client: "floor (rewind)", label: rewindLabel, requestedPeriod: rewindPeriod, runs: [floor])]
+        return [LatencyRow(client: "sfx (rewind)", label: rewindLabel, requestedPeriod: rewindPeriod, runs: [sfx])] + placed
+            + [LatencyRow(client: "floor (rewind)", label: rewindLabel, requestedPeriod: rewindPeriod, runs: [floor])]
     }
 
     static func client(_ peer: Peer, period: Int?, count: Int, label: String, options: BenchOptions,

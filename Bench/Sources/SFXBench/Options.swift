@@ -19,6 +19,12 @@ struct BenchOptions {
     /// `--cpu-rounds N`: only the one-voice CPU rows of `--rewind-rounds` (sfx in rewind mode and
     /// classic, OpenAL Soft at its default), N rounds, with the share of each of sfx's threads.
     var cpuRounds = 0
+    /// `--world-rounds N`: only the CPU per extra voice of sound in a game world (World.swift),
+    /// sfx's Mixer beside OpenAL Soft's loopback device, N rounds; prints its table, writes no
+    /// results. It needs only the `openalworld` client.
+    var worldRounds = 0
+    /// `--positional` with `--rewind-rounds`: sfx's click is played as a positional voice.
+    var positional = false
     /// `--render FILE`: no measurement; a saved `latest.json` analysed again with this build's
     /// goals and written back with its `latest.md` beside it (after a change to the report).
     var render: URL?
@@ -50,6 +56,10 @@ struct BenchOptions {
     var cpuWindows: Int { quick ? 1 : 3 }
     /// Seconds of audio rendered offline for the render-speed figure.
     var offlineSeconds: Int { quick ? 3 : 10 }
+    /// Rounds of the world windows in a full run (`worldRounds` when it runs alone), and the
+    /// seconds of audio each window renders.
+    var worldWindows: Int { worldRounds > 0 ? worldRounds : quick ? 1 : 5 }
+    var worldSeconds: Double { quick ? 0.25 : 1 }
     /// Seconds each client plays with both cores loaded.
     var loadSeconds: Double { quick ? 10 : 60 }
 
@@ -68,7 +78,7 @@ struct BenchOptions {
     static let loadPeriods = [64, 128]
     static let cueCount = 100
 
-    static let usage = "usage: sfx-bench --probes DIR [--results DIR] [--quick] [--repeat N] [--load-rounds N] [--latency-rounds N [--period P]] [--rewind-rounds N] [--cpu-rounds N] [--pointer period|frame] [--render latest.json]"
+    static let usage = "usage: sfx-bench --probes DIR [--results DIR] [--quick] [--repeat N] [--load-rounds N] [--latency-rounds N [--period P]] [--rewind-rounds N] [--cpu-rounds N] [--world-rounds N] [--positional] [--pointer period|frame] [--render latest.json]"
 
     init(arguments: [String]) throws {
         var probes: URL?
@@ -80,9 +90,14 @@ struct BenchOptions {
             case "--load-rounds":
                 guard let value = rest.popFirst(), let n = Int(value), n > 0 else { throw BenchError("--load-rounds needs a positive count; \(Self.usage)") }
                 loadRounds = n
-            case "--rewind-rounds", "--cpu-rounds":
+            case "--rewind-rounds", "--cpu-rounds", "--world-rounds":
                 guard let value = rest.popFirst(), let n = Int(value), n > 0 else { throw BenchError("\(argument) needs a positive count; \(Self.usage)") }
-                if argument == "--cpu-rounds" { cpuRounds = n } else { rewindRounds = n }
+                switch argument {
+                case "--cpu-rounds": cpuRounds = n
+                case "--world-rounds": worldRounds = n
+                default: rewindRounds = n
+                }
+            case "--positional": positional = true
             case "--latency-rounds", "--period":
                 guard let value = rest.popFirst(), let n = Int(value), n > 0 else { throw BenchError("\(argument) needs a positive number; \(Self.usage)") }
                 if argument == "--period" { latencyPeriod = n } else { latencyRounds = n }
@@ -105,7 +120,8 @@ struct BenchOptions {
             }
         }
         guard let probes else { throw BenchError("--probes is missing (the directory Bench/run builds the C clients into); \(Self.usage)") }
-        for client in (latencyRounds > 0 ? ["floor"] : ["floor", "openal", "sdlmixer"]) where !FileManager.default.isExecutableFile(atPath: probes.appending(path: client).path) {
+        let clients = latencyRounds > 0 ? ["floor"] : worldRounds > 0 ? ["openalworld"] : ["floor", "openal", "sdlmixer", "openalworld"]
+        for client in clients where !FileManager.default.isExecutableFile(atPath: probes.appending(path: client).path) {
             throw BenchError("\(probes.path)/\(client) is missing; build the C clients with Bench/run")
         }
         self.probes = probes

@@ -109,6 +109,12 @@ extension BenchReport {
                 figures.append(Figure(name: "CPU, \(fit.client): b ÷ sfx's b", unit: "×", value: fit.slope / sfx.slope))
             }
         }
+        for c in world.map(World.comparisons) ?? [] {
+            let name = "CPU in a game world, \(c.feature.rawValue)"
+            figures += [Figure(name: "\(name): sfx b", unit: "µs/s", value: c.sfx.slope * 1e6),
+                        Figure(name: "\(name): OpenAL Soft b", unit: "µs/s", value: c.openAL.slope * 1e6),
+                        Figure(name: "\(name): sfx ÷ OpenAL Soft", unit: "×", value: c.ratio)]
+        }
         if let baseline = cardBaseline { figures.append(Figure(name: "CPU, floor playing silence", unit: "% of a core", value: baseline.mean * 100)) }
         figures.append(Figure(name: "offline render, \(offlineVoices) voices", unit: "s of audio per CPU s", value: offlineAudioSecondsPerCPUSecond))
         if let preload {

@@ -52,6 +52,9 @@ struct BenchReport: Codable {
     var underLoad: [LoadRow] = []
     /// Exec → DAC of `sfx play tock` with and without the daemon, and aplay (ExecLatency.swift).
     var exec: [ExecLatency.Row] = []
+    /// Sound in a game world: CPU per extra voice, sfx's Mixer beside OpenAL Soft (World.swift);
+    /// nil in runs saved before it.
+    var world: World.Result?
     var goals: [Goal] = []
 
     // MARK: Reading
@@ -147,6 +150,24 @@ struct BenchReport: Codable {
                               verdict: .atMost(difference, 0.02)))
         } else {
             goals.append(Goal(goal: above, figures: "a fit or the floor's windows are missing", verdict: .notJudged))
+        }
+        if let world {
+            let comparisons = World.comparisons(world)
+            for feature in World.Feature.judged {
+                let goal = "sound in a game world, \(feature.title): sfx's CPU per extra voice ≤ ½ of OpenAL Soft's"
+                if let c = comparisons.first(where: { $0.feature == feature }) {
+                    goals.append(Goal(goal: goal,
+                                      figures: "\(CPUFit.microseconds(c.sfx.slope, c.sfx.slopeInterval)) vs \(CPUFit.microseconds(c.openAL.slope, c.openAL.slopeInterval)) µs/s per voice; sfx ÷ OpenAL Soft \(CPUFit.ratioText(c.sfx.slope, c.openAL.slope, c.ratioInterval, denominatorName: "OpenAL Soft's"))",
+                                      verdict: .atMost(c.ratioInterval, 0.5)))
+                } else {
+                    goals.append(Goal(goal: goal, figures: world.notMeasured[feature.rawValue] ?? "a fit is missing", verdict: .notJudged))
+                }
+            }
+        }
+        if let sfx = latency(Latency.positionalRewindClient, Latency.rewindLabel) {
+            goals.append(Goal(goal: "sfx in rewind mode, the click a positional voice: p50 ≤ 1.5 ms trigger → DAC",
+                              figures: "\(sfx.setting?.text ?? "?"): p50 \(format(sfx.milliseconds.p50)), p95 \(format(sfx.milliseconds.p95)) ms",
+                              verdict: .holds(sfx.milliseconds.p50 <= 1.5)))
         }
         if let sfx = latency("sfx (rewind)", Latency.rewindLabel), let base = latency("floor (rewind)", Latency.rewindLabel) {
             let pointer = cardPointer.map { " (the card's pointer per \($0))" } ?? ""

@@ -30,8 +30,8 @@ func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
         report.latency.append(try Latency.client(.floor, period: period, count: options.triggers, label: "period \(period)",
                                                  options: options, scratch: scratch, name: "floor-\(period)"))
     }
-    stage("latency in rewind mode at \(Latency.rewindLabel): sfx and the floor")
-    report.latency += try Latency.rewindRows(count: options.triggers, options: options, scratch: scratch, name: "rewind")
+    stage("latency in rewind mode at \(Latency.rewindLabel): sfx (its click plain, then positional) and the floor")
+    report.latency += try Latency.rewindRows(count: options.triggers, options: options, scratch: scratch, name: "rewind", positional: true)
     for peer in [Peer.openAL, .sdlMixer] {
         stage("latency of \(peer.displayName) at its default")
         report.latency.append(try Latency.client(peer, period: nil, count: options.triggers, label: "default",
@@ -56,6 +56,9 @@ func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
         report.cpu.append(row)
     }
     report.cpuLimits = cpu.limits
+    stage("sound in a game world: CPU per extra voice, sfx's Mixer and OpenAL Soft's loopback device")
+    report.world = try World.measure(rounds: options.worldWindows, seconds: options.worldSeconds, probes: options.probes,
+                                     scratch: scratch, progress: stage)
     stage("offline render speed")
     report.offlineVoices = 256
     report.offlineAudioSecondsPerCPUSecond = try Cost.offlineSpeed(voices: report.offlineVoices, options: options)
@@ -87,7 +90,8 @@ func runRewindRounds(_ options: BenchOptions, latency: Bool = true) throws {
     defer { try? FileManager.default.removeItem(at: scratch) }
     func emit(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
     for round in 1...(latency ? options.rewindRounds : options.cpuRounds) {
-        for row in try latency ? Latency.rewindRows(count: options.triggers, options: options, scratch: scratch, name: "rewind-\(round)") : [] {
+        for row in try latency ? Latency.rewindRows(count: options.triggers, options: options, scratch: scratch, name: "rewind-\(round)",
+                                                                positional: options.positional) : [] {
             let d = row.milliseconds
             emit("round \(round)  pointer \(options.pointer.rawValue)  \(row.client)  \(row.label)  p50 \(String(format: "%.3f", d.p50))  p95 \(String(format: "%.3f", d.p95))"
                  + "  p99 \(String(format: "%.3f", d.p99))  max \(String(format: "%.3f", d.max))  matched \(row.matched)/\(row.triggers)  xruns \(row.xruns)")
@@ -104,6 +108,15 @@ func runRewindRounds(_ options: BenchOptions, latency: Bool = true) throws {
                  + (threads.isEmpty ? "" : "  [threads: \(threads) wake-ups]"))
         }
     }
+}
+
+/// Only the world windows (World.swift): their table, printed at the end.
+func runWorldRounds(_ options: BenchOptions) throws {
+    let scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-bench-\(getpid())", directoryHint: .isDirectory)
+    defer { try? FileManager.default.removeItem(at: scratch) }
+    let result = try World.measure(rounds: options.worldRounds, seconds: options.worldSeconds, probes: options.probes,
+                                   scratch: scratch, progress: stage)
+    print(World.lines(result).dropFirst().joined(separator: "\n"))
 }
 
 /// Interleaved rounds of sfx's and the floor's latency at one period, printed as they finish.
@@ -160,6 +173,10 @@ do {
     CardRun.pointer = options.pointer
     if options.latencyRounds > 0 {
         try runLatencyRounds(options)
+        exit(0)
+    }
+    if options.worldRounds > 0 {
+        try runWorldRounds(options)
         exit(0)
     }
     if options.loadRounds > 0 {
