@@ -107,6 +107,15 @@ struct VoiceSlot {
                     frames: span, outputChannels: outputChannels)
                 done += span
                 position += span
+            } else if envelope.isSettled && hold.isSettled && envelope.target == 1 && hold.target == 1 {
+                // Only the channel gains glide (a moving positional voice): the same arithmetic
+                // as frame by frame below (× an envelope of exactly 1), in one run.
+                let span = min(frames - done, frameCount - position)
+                addGliding(
+                    from: samples + position * cueChannels, into: bus + done * outputChannels,
+                    frames: span, outputChannels: outputChannels)
+                done += span
+                position += span
             } else {
                 let e = envelope.next() * hold.next()
                 addFrame(
@@ -134,6 +143,25 @@ struct VoiceSlot {
     ) -> Int? {
         var done = 0
         while done < frames {
+            if cueChannels == 1 && outputChannels == 2 && envelope.isSettled && hold.isSettled
+                && envelope.target == 1 && hold.target == 1 && position + 2 < frameCount {
+                // A mono cue away from its end with nothing fading (a positional voice under
+                // doppler): the same arithmetic as below, in one run while the next frame exists.
+                let o = bus + done * 2
+                var k = 0
+                let limit = frames - done
+                while k < limit && position + 1 < frameCount {
+                    let a = samples[position], b = samples[position + 1]
+                    let s0 = a + (b - a) * Float(fraction)
+                    o[2 * k] += s0 * left.next()
+                    o[2 * k + 1] += s0 * right.next()
+                    k += 1
+                    advance()
+                }
+                done += k
+                if !wrapAtEnd() { return done }
+                continue
+            }
             let e = envelope.next() * hold.next()
             let next = position + 1 < frameCount ? position + 1 : (loopsLeft != 0 ? 0 : -1)
             addInterpolated(
@@ -270,6 +298,37 @@ struct VoiceSlot {
             o[1] += p[1] * r
         } else {
             o[0] += p[0] * l + p[1] * r
+        }
+    }
+
+    /// `addFrame` over a run of frames whose channel gains glide and whose envelope and pause
+    /// gain rest at 1: each frame's gains are the ramps' next values, as `addFrame` gets them.
+    private mutating func addGliding(
+        from p: UnsafePointer<Float>, into o: UnsafeMutablePointer<Float>, frames: Int, outputChannels: Int
+    ) {
+        switch (cueChannels, outputChannels) {
+        case (1, 1):
+            for k in 0..<frames {
+                o[k] += p[k] * left.next()
+                _ = right.next()
+            }
+        case (1, _):
+            for k in 0..<frames {
+                let l = left.next(), r = right.next()
+                o[2 * k] += p[k] * l
+                o[2 * k + 1] += p[k] * r
+            }
+        case (_, 1):
+            for k in 0..<frames {
+                let l = left.next(), r = right.next()
+                o[k] += p[2 * k] * l + p[2 * k + 1] * r
+            }
+        default:
+            for k in 0..<frames {
+                let l = left.next(), r = right.next()
+                o[2 * k] += p[2 * k] * l
+                o[2 * k + 1] += p[2 * k + 1] * r
+            }
         }
     }
 
