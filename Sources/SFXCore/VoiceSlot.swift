@@ -147,17 +147,28 @@ struct VoiceSlot {
                 && envelope.target == 1 && hold.target == 1 && position + 2 < frameCount {
                 // A mono cue away from its end with nothing fading (a positional voice under
                 // doppler): the same arithmetic as below, in one run while the next frame exists.
+                // The state in locals: the output may alias memory the compiler cannot rule out.
                 let o = bus + done * 2
                 var k = 0
                 let limit = frames - done
-                while k < limit && position + 1 < frameCount {
-                    let a = samples[position], b = samples[position + 1]
-                    let s0 = a + (b - a) * Float(fraction)
-                    o[2 * k] += s0 * left.next()
-                    o[2 * k + 1] += s0 * right.next()
+                var at = position, phase = fraction, l = left, r = right
+                let by = step
+                while k < limit && at + 1 < frameCount {
+                    let a = samples[at], b = samples[at + 1]
+                    let s0 = a + (b - a) * Float(phase)
+                    o[2 * k] += s0 * l.next()
+                    o[2 * k + 1] += s0 * r.next()
                     k += 1
-                    advance()
+                    // advance(), in the locals.
+                    phase += by
+                    let whole = Int(phase)
+                    phase -= Double(whole)
+                    at += whole
                 }
+                position = at
+                fraction = phase
+                left = l
+                right = r
                 done += k
                 if !wrapAtEnd() { return done }
                 continue
@@ -259,9 +270,10 @@ struct VoiceSlot {
     @inline(__always)
     private mutating func advance() {
         fraction += step
-        let whole = fraction.rounded(.down)
-        fraction -= whole
-        position += Int(whole)
+        // fraction and step are never negative: truncation is the floor, without a call to libm.
+        let whole = Int(fraction)
+        fraction -= Double(whole)
+        position += whole
     }
 
     /// Adds a + (b − a)·f of each channel (b nil counts as silence).
@@ -306,6 +318,11 @@ struct VoiceSlot {
     private mutating func addGliding(
         from p: UnsafePointer<Float>, into o: UnsafeMutablePointer<Float>, frames: Int, outputChannels: Int
     ) {
+        var left = self.left, right = self.right
+        defer {
+            self.left = left
+            self.right = right
+        }
         switch (cueChannels, outputChannels) {
         case (1, 1):
             for k in 0..<frames {
