@@ -19,7 +19,7 @@ final class SOFAFileTests: TemporaryDirectoryTestCase {
     /// The default file at 48 kHz, loaded once for the whole class.
     nonisolated(unsafe) static var loaded: (table: HRTFTable, energyKept: Double)?
     func defaultTable() throws -> (table: HRTFTable, energyKept: Double) {
-        guard let url = SOFAFile.defaultURL else { throw XCTSkip("no /usr/share/libmysofa/default.sofa (Debian's libmysofa1)") }
+        let url = try XCTUnwrap(SOFAFile.defaultURL, "no /usr/share/libmysofa/default.sofa: script/common.sh installs libmysofa-dev, which brings it")
         if let loaded = Self.loaded { return loaded }
         let loaded = try SOFAFile.loadMeasuringEnergy(url, sampleRate: Self.rate)
         Self.loaded = loaded
@@ -86,13 +86,9 @@ final class SOFAFileTests: TemporaryDirectoryTestCase {
     /// reference.py for a SOFA direction (azimuth counter-clockwise, degrees).
     func reference(azimuth: Double, elevation: Double) throws -> Reference {
         let script = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appending(path: "Support/hrtf/reference.py")
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") else { throw XCTSkip("no /usr/bin/python3") }
         let run = try runProgramForOutput("/usr/bin/python3", [script.path, SOFAFile.defaultURL!.path, "\(azimuth)", "\(elevation)", "\(Self.rate)"])
-        guard run.status == 0 else {
-            if run.output.contains("ModuleNotFoundError") { throw XCTSkip("reference.py needs python3-h5py, python3-numpy, python3-scipy: \(run.output)") }
-            XCTFail("reference.py: \(run.output)")
-            throw XCTSkip("reference.py failed")
-        }
+        // script/common.sh installs python3 and python3-h5py, python3-numpy, python3-scipy.
+        guard run.status == 0 else { throw ReferenceFailed(output: run.output) }
         let line = run.output.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
         return try JSONDecoder().decode(Reference.self, from: Data(line.utf8))
     }
@@ -222,7 +218,7 @@ final class SOFAFileTests: TemporaryDirectoryTestCase {
 
     /// The first part of a real SOFA file: an HDF5 signature with nothing sound after it.
     func testTruncatedFile() throws {
-        guard let source = SOFAFile.defaultURL else { throw XCTSkip("no default.sofa") }
+        let source = try XCTUnwrap(SOFAFile.defaultURL, "no default.sofa: script/common.sh installs libmysofa-dev, which brings it")
         let url = try directory.write("cut.sofa", try Data(contentsOf: source).prefix(100_000))
         assertSOFAError(url) { if case .notSOFA = $0 { return true } else { return false } }
     }
@@ -230,7 +226,7 @@ final class SOFAFileTests: TemporaryDirectoryTestCase {
     /// Without libmysofa (its file hidden under /dev/null in a mount namespace of its own, where
     /// this test runs itself again), loading says in one line what to install.
     func testWithoutLibmysofaTheErrorNamesThePackage() throws {
-        guard let source = SOFAFile.defaultURL else { throw XCTSkip("no default.sofa") }
+        let source = try XCTUnwrap(SOFAFile.defaultURL, "no default.sofa: script/common.sh installs libmysofa-dev, which brings it")
         if ProcessInfo.processInfo.environment["SFX_TEST_LIBMYSOFA_HIDDEN"] == "1" {
             assertSOFAError(source) { reason in
                 guard case .libraryMissing(let line) = reason else { return false }
@@ -240,7 +236,7 @@ final class SOFAFileTests: TemporaryDirectoryTestCase {
         }
         let library = URL(filePath: "/usr/lib/x86_64-linux-gnu/libmysofa.so.1").resolvingSymlinksInPath().path
         guard FileManager.default.fileExists(atPath: library), FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else {
-            throw XCTSkip("no \(library) or no unshare")
+            return XCTFail("no \(library) or no unshare: script/common.sh installs libmysofa-dev (libmysofa1) and util-linux")
         }
         let script = "mount --bind /dev/null '\(library)' || exit 97\nexec \"$0\" \"$@\""
         let namespace = (getuid() == 0 ? [] : ["--user", "--map-root-user"]) + ["--mount", "--propagation", "private"]
@@ -256,9 +252,15 @@ final class SOFAFileTests: TemporaryDirectoryTestCase {
     }
 
     func testSampleRateOutOfRange() throws {
-        guard let source = SOFAFile.defaultURL else { throw XCTSkip("no default.sofa") }
+        let source = try XCTUnwrap(SOFAFile.defaultURL, "no default.sofa: script/common.sh installs libmysofa-dev, which brings it")
         XCTAssertThrowsError(try SOFAFile.load(source, sampleRate: 1_000)) { error in
             XCTAssertEqual((error as? SOFAError)?.reason, .unsupportedSampleRate(1_000))
         }
     }
+}
+
+/// reference.py did not run: its output (a missing module names the Debian package to install).
+struct ReferenceFailed: Error, CustomStringConvertible {
+    let output: String
+    var description: String { "Tests/Support/hrtf/reference.py failed: \(output)" }
 }
