@@ -159,11 +159,7 @@ struct VoiceSlot {
                     o[2 * k] += s0 * l.next()
                     o[2 * k + 1] += s0 * r.next()
                     k += 1
-                    // advance(), in the locals.
-                    phase += by
-                    let whole = Int(phase)
-                    phase -= Double(whole)
-                    at += whole
+                    Self.advance(&phase, &at, by: by)
                 }
                 position = at
                 fraction = phase
@@ -268,9 +264,13 @@ struct VoiceSlot {
     }
 
     @inline(__always)
-    private mutating func advance() {
+    private mutating func advance() { Self.advance(&fraction, &position, by: step) }
+
+    /// Moves a read position (whole frames and a fraction) on by `step` source frames. The
+    /// fraction and the step are never negative: truncation is the floor, without a call to libm.
+    @inline(__always)
+    private static func advance(_ fraction: inout Double, _ position: inout Int, by step: Double) {
         fraction += step
-        // fraction and step are never negative: truncation is the floor, without a call to libm.
         let whole = Int(fraction)
         fraction -= Double(whole)
         position += whole
