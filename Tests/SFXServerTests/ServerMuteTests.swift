@@ -21,6 +21,13 @@ final class ServerMuteTests: ServerTestCase {
         play.interrupt()
         XCTAssertEqual(play.wait(seconds: 5), 130, play.output, file: file, line: line)
         usleep(300_000)
+        // The session manager keeps the stream's mute for sfx in its stream-restore database, and
+        // may write it there after the stream has gone: give it up to 3 s before the checks.
+        for _ in 0..<30 {
+            let status = try SFXProgram(["mute", "status", "--json"], environment: environment, in: server.directory)
+            if status.wait(seconds: 20) == 0 { return }
+            usleep(100_000)
+        }
     }
 
     func buzzer() throws -> (program: URL, log: URL) {
