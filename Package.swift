@@ -183,7 +183,7 @@ let package = Package(
         // A separate game package that depends on this checkout by path, built and run on the virtual card.
         .testTarget(name: "SFXEmbeddingTests", dependencies: ["SFXTesting", "SFXMedia", "SFXTestSupport"]),
         // Against a private PipeWire (Tests/server/pipewire-session), through the pipewire and pulse ALSA plugins.
-        .testTarget(name: "SFXServerTests", dependencies: ["SFXDevice", "SFXTestSupport"]),
+        .testTarget(name: "SFXServerTests", dependencies: ["SFX", "SFXDevice", "SFXTestSupport"]),
         // The C API from C: script/install into a temporary prefix, C programs built with its
         // pkg-config file and run on the virtual card; sfx.h as C99 and C++17.
         .testTarget(name: "SFXCAPITests", dependencies: ["SFXCardSupport", "SFXTestSupport"], exclude: ["C"]),

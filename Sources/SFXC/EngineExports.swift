@@ -10,6 +10,10 @@ public func exportedOpen(_ config: UnsafePointer<sfx_config>?, _ engine: UnsafeM
         engine.pointee = nil
         var settings = try UserSettings.load()
         if config?.pointee.device != nil { settings.device = nil }
+        let policy = config?.pointee.while_no_device ?? 0
+        guard (0...2).contains(policy) else {
+            throw CAPIError.range("while_no_device", "\(policy)", "SFX_NO_DEVICE_MIX (0), SFX_NO_DEVICE_QUEUE (1) or SFX_NO_DEVICE_FAIL (2)")
+        }
         var configuration = configuration(config?.pointee ?? sfx_config())
         settings.apply(to: &configuration)
         let opened = try SoundEngine(configuration: configuration)
@@ -27,6 +31,11 @@ func configuration(_ config: sfx_config) -> SoundEngine.Configuration {
     if config.period_frames != 0 { configuration.output.periodFrames = Int(config.period_frames) }
     if config.periods != 0 { configuration.output.periodCount = Int(config.periods) }
     if config.max_voices != 0 { configuration.maxVoices = Int(config.max_voices) }
+    switch config.while_no_device {
+    case Int32(SFX_NO_DEVICE_QUEUE.rawValue): configuration.whileNoDevice = .queue(limit: config.queue_limit == 0 ? 64 : Int(config.queue_limit))
+    case Int32(SFX_NO_DEVICE_FAIL.rawValue): configuration.whileNoDevice = .fail
+    default: configuration.whileNoDevice = .mix
+    }
     if let hrtf = config.hrtf {
         switch String(cString: hrtf) {
         case "", "off": configuration.hrtf = .off
@@ -35,6 +44,19 @@ func configuration(_ config: sfx_config) -> SoundEngine.Configuration {
         }
     }
     return configuration
+}
+
+@_cdecl("sfx_device_status")
+public func exportedDeviceStatus(_ handle: OpaquePointer?, _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int) -> Int32 {
+    var open: Int32 = 0
+    let status = cCall {
+        let engine = try Handles.engine(handle).engine
+        guard let buffer else { throw CAPIError.null("buffer") }
+        let metrics = engine.metrics
+        open = metrics.deviceLost ? 0 : 1
+        try copy(metrics.deviceLost ? metrics.deviceProblem ?? "the device is not open yet" : "", to: buffer, size: size, what: "the device's status")
+    }
+    return status == 0 ? open : status
 }
 
 @_cdecl("sfx_close")

@@ -27,13 +27,16 @@ struct EngineSession {
     /// `cardDirectory`: the name of the virtual card's directory beside the user's card
     /// (`VirtualCardFallback.engage`), "card" unless told (the daemon has its own).
     /// `hrtf`: what renders positional voices (`--hrtf`: the default SOFA set).
+    /// `whileNoDevice`: a command that plays and exits fails when the device cannot be opened
+    /// (`.fail`, it says why); the daemon opens all the same and plays once the device opens.
     init(_ options: OutputOptions, settings: UserSettings, idleTimeout: Duration? = nil, deferStart: Bool = false,
          plays: Int = 1, preload: [String] = [], rewind: Bool = true, deferNotice: Bool = false,
-         cardDirectory: String = "card", hrtf: HRTFChoice = .off) throws {
+         cardDirectory: String = "card", hrtf: HRTFChoice = .off, whileNoDevice: NoDevicePolicy = .fail) throws {
         self.options = options
         var configuration = SoundEngine.Configuration()
         settings.apply(to: &configuration)
         configuration.hrtf = hrtf
+        configuration.whileNoDevice = whileNoDevice
         let output = try Self.output(device: options.device, settings: settings, cardDirectory: cardDirectory)
         configuration.output.device = output.device
         let route = output.route
@@ -119,6 +122,7 @@ struct EngineSession {
             + "= buffer \(p.bufferFrames) frames, latency ≤ \(latency), \(priority), \(metrics.rewind)"
             + (metrics.pointerGranularity > 0 ? ", pointer granularity \(metrics.pointerGranularity) frames" : "")
             + (metrics.delayFollowsDAC ? ", delay to the frame" : "")
+            + (metrics.outputLatency.map { String(format: ", output latency %.2f ms", $0.seconds * 1000) } ?? "")
     }
 
     /// Prints the notice held back by `deferNotice`, once the command's sounds are loaded.

@@ -92,7 +92,8 @@ enum ServeCommand: Subcommand {
             // On the virtual card, a card of its own: in-process plays clear the user's card.
             session = try EngineSession(options, settings: settings,
                                         idleTimeout: milliseconds == 0 ? nil : .milliseconds(milliseconds),
-                                        cardDirectory: "daemon-card", hrtf: arguments.flag(hrtf) ? .default : .off)
+                                        cardDirectory: "daemon-card", hrtf: arguments.flag(hrtf) ? .default : .off,
+                                        whileNoDevice: .mix)
         } catch {
             listening.close()
             throw error
@@ -109,6 +110,14 @@ enum ServeCommand: Subcommand {
                 if !options.quiet { printError("reloaded \(configURL.path)") }
             } else {
                 server.stop()
+            }
+        }
+        // A kiosk's daemon starts before its sound server or its USB speaker: it serves all the
+        // same, says so (and when the device comes and goes), and plays once the device opens.
+        session.engine.onEvent = { event in
+            switch event {
+            case .deviceUnavailable, .deviceLost, .deviceRestored: printError("\(event)")
+            default: break
             }
         }
         if !options.quiet {

@@ -41,6 +41,11 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     /// What renders positional plays: "off" (panned), or the HRTF set (`metrics.hrtf`). Absent
     /// from a daemon older than positional plays.
     public var hrtf: String?
+    /// What a frame written now waits before it is heard: sfx's queue plus what the device or the
+    /// sound server holds after it (`metrics.outputLatency`), in ms; nil while no device plays.
+    public var outputLatencyMilliseconds: Double?
+    /// Why no device plays, with the fix (`metrics.deviceProblem`); nil while one does.
+    public var deviceProblem: String?
 
     public init(engine: SoundEngine, daemon: Bool, systemSoundsLoaded: Int, customSounds: [String],
                 hapticBackend: String, started: Double? = nil, socket: String? = nil, clients: Int? = nil) {
@@ -70,6 +75,8 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         uptimeSeconds = started.map { ((DaemonStatus.now() - $0) * 10).rounded() / 10 }
         self.clients = clients
         hrtf = metrics.hrtf
+        outputLatencyMilliseconds = metrics.outputLatency.map { ($0.seconds * 1000 * 100).rounded() / 100 }
+        deviceProblem = metrics.deviceProblem
     }
 
     /// The lines `sfx status` prints.
@@ -84,9 +91,10 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
             lines.append("daemon: not running (this engine was opened in-process to look)")
         }
         let periods = periodFrames > 0 ? bufferFrames / periodFrames : 0
-        lines.append("device: \(device)")
+        lines.append("device: \(device)" + (deviceProblem.map { " — not open: \($0)" } ?? ""))
         lines.append("format: \(format) \(sampleRate) Hz \(channels) ch, period \(periodFrames) × \(periods) = buffer \(bufferFrames) frames")
-        lines.append("latency: ≤ \(String(format: "%.2f", latencyMilliseconds)) ms")
+        lines.append("latency: ≤ \(String(format: "%.2f", latencyMilliseconds)) ms from a play to the DAC; output "
+                     + (outputLatencyMilliseconds.map { String(format: "%.2f ms", $0) + " (queued, and the device's or the server's own)" } ?? "unknown (no device plays)"))
         lines.append("xruns: \(xruns)")
         lines.append("voices active: \(activeVoices)")
         lines.append("sounds loaded: \(systemSoundsLoaded) system, \(customSoundsLoaded) custom\(customSounds.isEmpty ? "" : " (" + customSounds.joined(separator: ", ") + ")")"

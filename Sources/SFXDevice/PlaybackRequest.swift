@@ -85,6 +85,18 @@ public struct PlaybackParameters: Sendable, Equatable, Codable, CustomStringConv
     /// one period.
     public var wakeFrames: Int?
 
+    public init(device: String, format: SampleFormat, sampleRate: Int, channels: Int, periodFrames: Int,
+                bufferFrames: Int, startThreshold: Int, wakeFrames: Int? = nil) {
+        self.device = device
+        self.format = format
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.periodFrames = periodFrames
+        self.bufferFrames = bufferFrames
+        self.startThreshold = startThreshold
+        self.wakeFrames = wakeFrames
+    }
+
     public var audioFormat: AudioFormat { AudioFormat(sampleRate: sampleRate, channels: channels) }
 
     /// The most a frame written now waits before it reaches the DAC: the whole buffer.

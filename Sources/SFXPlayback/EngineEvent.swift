@@ -43,6 +43,9 @@ public enum RejectReason: Sendable, Hashable, CustomStringConvertible {
     case formatMismatch
     /// The voice id is already sounding (two plays with one `VoiceID`).
     case duplicateVoice
+    /// The engine has no device and holds plays for it (`Configuration.whileNoDevice` is
+    /// `.queue(limit:)`), and `limit` plays wait already; the text says why there is no device.
+    case noDevice(String)
 
     /// The reason the mixer gave.
     init(_ rejection: PlayRejection) {
@@ -65,6 +68,7 @@ public enum RejectReason: Sendable, Hashable, CustomStringConvertible {
         case .muted(let state): "the output is muted: \(state)"
         case .formatMismatch: PlayRejection.formatMismatch.description
         case .duplicateVoice: PlayRejection.duplicateVoice.description
+        case .noDevice(let why): "no output device yet, and the plays held for it are at their limit (whileNoDevice .queue): \(why)"
         }
     }
 
@@ -79,8 +83,14 @@ public enum EngineEvent: Sendable, Equatable, CustomStringConvertible {
     /// The device disappeared (unplugged, disconnected, failed). The engine keeps mixing by the
     /// clock, so completions still arrive, and reopens the device when it comes back.
     case deviceLost(String)
-    /// The device is back and playing again.
+    /// The device is back and playing again, or, after `deviceUnavailable`, open for the first time.
     case deviceRestored(PlaybackParameters)
+    /// The engine opened without its device (absent, busy, or behind a sound server that is not
+    /// up yet): the text is the one-line reason and its fix. It mixes by the clock (or holds
+    /// plays, with `Configuration.whileNoDevice`), tries the device again every second at most,
+    /// and reports `deviceRestored` once it plays. Reported once, even to a handler or a stream
+    /// made after the engine opened.
+    case deviceUnavailable(String)
     /// Nothing played for the idle timeout: the device was closed so other programs can use it.
     /// The next play reopens it.
     case deviceClosedWhenIdle
@@ -105,6 +115,7 @@ public enum EngineEvent: Sendable, Equatable, CustomStringConvertible {
         case .xrun(let total): "xrun (\(total) in all)"
         case .deviceLost(let why): "device lost: \(why)"
         case .deviceRestored(let p): "device restored: \(p)"
+        case .deviceUnavailable(let why): "no output device yet (sfx tries it again every second): \(why)"
         case .deviceClosedWhenIdle: "device closed while idle"
         case .voiceStolen(let v): "\(v) stolen"
         case .realtimePriorityRefused(let why): "SCHED_FIFO refused: \(why)"

@@ -51,6 +51,9 @@ final class EventDelivery: @unchecked Sendable {
         var unsentReleases: [UInt32] = []
         var streams: [UUID: AsyncStream<EngineEvent>.Continuation] = [:]
         var handler: (@Sendable (EngineEvent) -> Void)?
+        /// Events that came while nobody listened (no handler, no stream), such as
+        /// `.deviceUnavailable` during `init`: the first handler or stream gets them.
+        var unheard: [EngineEvent] = []
         var stopped = false
 
         mutating func add(_ voice: VoiceID, _ play: Pending) {
@@ -86,6 +89,10 @@ final class EventDelivery: @unchecked Sendable {
     /// The kernel's id of the `sfx-events` thread, 0 before it runs.
     let threadID = Atomic<Int32>(0)
     private var reportedRealtime = false
+    /// Why there is no device now (`Metrics.deviceProblem`); nil while it plays.
+    let deviceProblem = Mutex<String?>(nil)
+    /// Commands held while there was no device are still to be sent on (`CommandQueue.release`).
+    private var releasing = false
     private var reportedLost = 0
     /// The backlog at which `.deliveryBehind` is reported next; doubles each time, back to the
     /// first threshold once everything has been delivered.
@@ -130,8 +137,18 @@ final class EventDelivery: @unchecked Sendable {
 
     var handler: (@Sendable (EngineEvent) -> Void)? {
         get { state.withLock { $0.handler } }
-        set { state.withLock { $0.handler = newValue } }
+        set {
+            let unheard = state.withLock { state in
+                state.handler = newValue
+                defer { state.unheard = [] }
+                return newValue == nil ? [] : state.unheard
+            }
+            if let newValue, !unheard.isEmpty { eventQueue.async { for event in unheard { newValue(event) } } }
+        }
     }
+
+    /// The most events kept for a first listener (`State.unheard`).
+    static let unheardLimit = 64
 
     /// Completions and events handed over and not yet delivered (the notice ring included).
     var backlog: Int { queued.load(ordering: .relaxed) + notices.count }
@@ -139,7 +156,12 @@ final class EventDelivery: @unchecked Sendable {
     func makeStream() -> AsyncStream<EngineEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: EngineEvent.self, bufferingPolicy: .bufferingNewest(1024))
         let key = UUID()
-        state.withLock { $0.streams[key] = continuation }
+        let unheard = state.withLock { state in
+            state.streams[key] = continuation
+            defer { state.unheard = [] }
+            return state.unheard
+        }
+        for event in unheard { continuation.yield(event) }
         continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.streams[key] = nil } }
         return stream
     }
@@ -312,8 +334,13 @@ final class EventDelivery: @unchecked Sendable {
             case .xrun:
                 reports.append(.xrun(total: output.xruns.load(ordering: .relaxed)))
             case .deviceLost(let code):
-                reports.append(.deviceLost(ALSAError(device: output.settings.request.device, operation: "play", code: code).description))
+                let why = ALSAError(device: output.settings.request.device, operation: "play", code: code).description
+                commands.hold(reason: why)
+                deviceProblem.withLock { $0 = why }
+                reports.append(.deviceLost(why))
             case .deviceRestored:
+                releasing = true
+                deviceProblem.withLock { $0 = nil }
                 reports.append(.deviceRestored(output.currentParameters))
             case .closedWhenIdle:
                 reports.append(.deviceClosedWhenIdle)
@@ -325,6 +352,8 @@ final class EventDelivery: @unchecked Sendable {
         }
         complete(ended)
         publish(reports)
+        // Commands held for the device go once it is open (what the ring could not take, next time).
+        if releasing { releasing = commands.release() }
         if output.realtimeStatus.load(ordering: .acquiring) < 0, !reportedRealtime {
             reportedRealtime = true
             let code = -output.realtimeStatus.load(ordering: .relaxed)
@@ -396,7 +425,12 @@ final class EventDelivery: @unchecked Sendable {
         guard !events.isEmpty else { return }
         queued.wrappingAdd(events.count, ordering: .relaxed)
         eventQueue.async { [self] in
-            let (handler, streams) = state.withLock { ($0.handler, Array($0.streams.values)) }
+            let (handler, streams) = state.withLock { state in
+                if state.handler == nil, state.streams.isEmpty {
+                    state.unheard.append(contentsOf: events.prefix(max(0, Self.unheardLimit - state.unheard.count)))
+                }
+                return (state.handler, Array(state.streams.values))
+            }
             for event in events {
                 handler?(event)
                 for stream in streams { stream.yield(event) }

@@ -57,6 +57,13 @@ public final class SoundEngine: @unchecked Sendable {
         /// or the null device for `output.device` "null" (`SystemPlaybackDevices`). Give your own
         /// `PlaybackDeviceFactory` to play somewhere else, or to test with a device of your own.
         public var devices: any PlaybackDeviceFactory = SystemPlaybackDevices()
+        /// What the engine does when `output` cannot be opened at start (absent, busy, behind a
+        /// sound server that is not up yet) and while it is lost later: `.mix` (the default)
+        /// opens all the same and mixes by the clock, so plays run and complete unheard; `.queue`
+        /// holds plays until the device opens; `.fail` makes `init` throw. Either way but
+        /// `.fail`, `deviceUnavailable` is reported once and the device is tried again every
+        /// second at most.
+        public var whileNoDevice = NoDevicePolicy.mix
         /// Voices that may sound at once, 1…4096; beyond, the lowest priority and then the
         /// oldest is stolen (positional voices too quiet to hear are virtual and not counted).
         public var maxVoices = 64
@@ -142,6 +149,9 @@ public final class SoundEngine: @unchecked Sendable {
             try SettingError.check("maxVoices", maxVoices, in: Self.voiceLimits)
             try SettingError.check("virtualVoices", virtualVoices, in: 0...Self.voiceLimits.upperBound)
             try SettingError.check("realtimePriority", Int(realtimePriority), in: Self.realtimePriorities)
+            if case .queue(let limit) = whileNoDevice {
+                try SettingError.check("whileNoDevice queue limit", limit, in: 1...max(1, commandCapacity / 2))
+            }
             if let idleTimeout { try SettingError.check("idleTimeout", idleTimeout, in: Self.idleTimeouts) }
         }
     }
@@ -163,8 +173,18 @@ public final class SoundEngine: @unchecked Sendable {
         /// Whether the real-time thread runs under SCHED_FIFO; nil before it first tried.
         public var realtimeGranted: Bool?
         public var deviceOpen: Bool
-        /// The device failed and has not come back yet.
+        /// The device failed and has not come back yet, or never opened (`whileNoDevice`).
         public var deviceLost: Bool
+        /// Why there is no device now, in one line with the fix (what `deviceUnavailable` or
+        /// `deviceLost` said); nil while the device plays.
+        public var deviceProblem: String? = nil
+        /// How long a frame written now takes to be heard: what sfx has queued plus what the
+        /// device, or the sound server behind ALSA's pipewire or pulse plugin, holds after it
+        /// (its graph, its sink, a Bluetooth codec), as `snd_pcm_delay` says, read every 50 ms
+        /// while the device plays; nil while no device plays. In rewind mode a new sound starts
+        /// ahead of what sfx queued, so it is heard the guard plus the device's or server's own
+        /// part after `play`, not all of this.
+        public var outputLatency: Duration? = nil
         public var framesRendered: Int
         /// The kernel's thread id of the real-time thread (see it with `chrt -p ID` or `top -H`).
         public var outputThreadID: Int32
@@ -203,7 +223,8 @@ public final class SoundEngine: @unchecked Sendable {
             let rt = realtimeGranted.map { $0 ? "SCHED_FIFO" : "normal priority (SCHED_FIFO refused)" } ?? "starting"
             let pointer = pointerGranularity > 0
                 ? ", pointer granularity \(pointerGranularity) frames" + (delayFollowsDAC ? ", delay to the frame" : "") : ""
-            return "\(parameters), latency ≤ \(latencyEstimate), \(xruns) xruns (\(startupXruns) at start-up), \(activeVoices) voices\(virtualVoices > 0 ? " (\(virtualVoices) virtual)" : ""), \(rt), \(rewind)\(pointer)"
+            let output = outputLatency.map { String(format: ", output latency %.2f ms", $0.seconds * 1000) } ?? ""
+            return "\(parameters), latency ≤ \(latencyEstimate)\(output), \(xruns) xruns (\(startupXruns) at start-up), \(activeVoices) voices\(virtualVoices > 0 ? " (\(virtualVoices) virtual)" : ""), \(rt), \(rewind)\(pointer)"
         }
     }
 
@@ -254,15 +275,27 @@ public final class SoundEngine: @unchecked Sendable {
             for name in configuration.preloadedSystemSounds { _ = try? library.systemSound(named: name) }
             return library
         }
-        let pcm = try configuration.devices.open(configuration.rewind ? RewindMode.coarseRequest(for: configuration.output) : configuration.output)
-        let format = pcm.parameters.audioFormat
+        let request = configuration.rewind ? RewindMode.coarseRequest(for: configuration.output) : configuration.output
+        // Without its device (`whileNoDevice`), the engine runs as after a loss: by the clock,
+        // at the rate and channels asked for, trying the device until it opens.
+        let pcm: (any PlaybackDevice)?
+        var unavailable: String?
+        do {
+            pcm = try configuration.devices.open(request)
+        } catch {
+            if configuration.whileNoDevice == .fail { throw error }
+            pcm = nil
+            unavailable = "\(error)"
+        }
+        let granted = pcm?.parameters ?? .awaited(request)
+        let format = granted.audioFormat
         self.configuration = configuration
         var mixerConfiguration = Mixer.Configuration()
         mixerConfiguration.maxVoices = configuration.maxVoices
         mixerConfiguration.virtualVoices = configuration.virtualVoices
         // Rewind mode renders again at most what the device buffer holds.
-        mixerConfiguration.rewindHeadroomFrames = max(4096, pcm.parameters.bufferFrames)
-        mixerConfiguration.maxFramesPerRender = max(pcm.parameters.bufferFrames, 4096)
+        mixerConfiguration.rewindHeadroomFrames = max(4096, granted.bufferFrames)
+        mixerConfiguration.maxFramesPerRender = max(granted.bufferFrames, 4096)
         // The output thread releases streaming voices' frames itself: after each render on the
         // classic path, and in rewind mode only once they can no longer be rendered again.
         mixerConfiguration.releasesStreamsAfterRender = false
@@ -276,16 +309,18 @@ public final class SoundEngine: @unchecked Sendable {
         let mixer = Mixer(format: format, configuration: mixerConfiguration, hrtf: table)
         let ring = SPSCRing<MixerCommand>(capacity: max(1, configuration.commandCapacity))
         // Room for several periods' worth of the events the real-time thread keeps room for.
-        let budget = OutputThread.commandBudget(periodFrames: pcm.parameters.periodFrames)
+        let budget = OutputThread.commandBudget(periodFrames: granted.periodFrames)
         let reserve = OutputThread.noticeReserve(slots: slots, commandBudget: budget)
         let notices = SPSCRing<OutputNotice>(capacity: max(configuration.noticeCapacity, 4 * reserve))
         let idleFrames = configuration.idleTimeout.map { max(1, Int(Double(format.sampleRate) * $0.seconds)) } ?? 0
-        output = OutputThread(device: pcm, mixer: mixer, commands: ring, notices: notices,
+        output = OutputThread(device: pcm, parameters: granted, mixer: mixer, commands: ring, notices: notices,
                               settings: .init(request: configuration.output, devices: configuration.devices,
                                               realtimePriority: configuration.realtimePriority,
                                               idleFrames: idleFrames, rewind: configuration.rewind),
                               commandBudget: budget, noticeReserve: reserve)
-        commands = CommandQueue(ring: ring, output: output)
+        var queueLimit = 0
+        if case .queue(let limit) = configuration.whileNoDevice { queueLimit = limit }
+        commands = CommandQueue(ring: ring, output: output, queueLimit: queueLimit)
         delivery = EventDelivery(notices: notices, output: output, commands: commands)
         delivery.handler = configuration.onEvent
         let prepared = try preparing.value()
@@ -301,6 +336,11 @@ public final class SoundEngine: @unchecked Sendable {
             delivery.publish(.memoryLockRefused(String(cString: strerror(errno))
                 + "; raise the memlock limit (ulimit -l, memlock in /etc/security/limits.d) or grant CAP_IPC_LOCK"))
         }
+        if let unavailable {
+            commands.hold(reason: unavailable)
+            delivery.deviceProblem.withLock { $0 = unavailable }
+            delivery.publish(.deviceUnavailable(unavailable))
+        }
         delivery.start()
         if !configuration.deferredStart { start() }
     }
@@ -310,7 +350,7 @@ public final class SoundEngine: @unchecked Sendable {
     public func start() {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
         output.start()
-        if configuration.rewind { output.waitForRewindVerdict(seconds: 0.25) }
+        if configuration.rewind, !output.deviceLost.load(ordering: .acquiring) { output.waitForRewindVerdict(seconds: 0.25) }
     }
 
     deinit { close(drain: false) }
@@ -465,15 +505,18 @@ public final class SoundEngine: @unchecked Sendable {
         guard delivery.expect(voice.id, cue: cue, completion: completion, handle: voice.handle, endless: loops < 0) else {
             return .engineClosed
         }
-        guard send(.play(request)) else {
-            if completesRefusals {
-                delivery.reject(voice.id, .commandQueueFull)
-                return nil
-            }
-            delivery.withdraw(voice.id)
-            return .commandQueueFull
+        let refusal: RejectReason
+        switch commands.submit(.play(request)) {
+        case .queued, .held: return nil
+        case .full: refusal = .commandQueueFull
+        case .overLimit(let why): refusal = .noDevice(why)
         }
-        return nil
+        if completesRefusals {
+            delivery.reject(voice.id, refusal)
+            return nil
+        }
+        delivery.withdraw(voice.id)
+        return refusal
     }
 
     /// Starts a streaming voice on `ring` (which `ring` keeps alive until the voice ends); the
@@ -486,7 +529,11 @@ public final class SoundEngine: @unchecked Sendable {
             delivery.reject(completion, voice.handle, .engineClosed)
             return voice
         }
-        if !send(.playStream(request)) { delivery.reject(voice.id, .commandQueueFull) }
+        switch commands.submit(.playStream(request)) {
+        case .queued, .held: break
+        case .full: delivery.reject(voice.id, .commandQueueFull)
+        case .overLimit(let why): delivery.reject(voice.id, .noDevice(why))
+        }
         return voice
     }
 
@@ -561,6 +608,7 @@ public final class SoundEngine: @unchecked Sendable {
         // Rewinding, a trigger reaches the DAC the guard after the thread wakes (and up to the
         // pointer's granularity more), plus the wake-up and the re-render (as much again allows
         // for both); else it waits behind the buffer.
+        let delay = output.outputDelayFrames.load(ordering: .relaxed)
         let exactDelay = output.delayFollowsDAC.load(ordering: .acquiring)
         let granularity = exactDelay ? 0 : Double(output.pointerGranularity.load(ordering: .acquiring)) / Double(p.sampleRate)
         let latency = rewinding ? 2 * RewindMode.guardSeconds + granularity
@@ -572,6 +620,8 @@ public final class SoundEngine: @unchecked Sendable {
                        realtimeGranted: status == 0 ? nil : status > 0,
                        deviceOpen: output.deviceOpen.load(ordering: .relaxed) == 1,
                        deviceLost: output.deviceLost.load(ordering: .relaxed),
+                       deviceProblem: output.deviceLost.load(ordering: .relaxed) ? delivery.deviceProblem.withLock { $0 } : nil,
+                       outputLatency: delay < 0 ? nil : .nanoseconds(Int64(Double(delay) / Double(p.sampleRate) * 1e9)),
                        framesRendered: output.framesRendered.load(ordering: .relaxed),
                        outputThreadID: output.threadID.load(ordering: .acquiring),
                        undeliveredEvents: delivery.backlog,

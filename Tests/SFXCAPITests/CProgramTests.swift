@@ -126,6 +126,20 @@ final class CProgramTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(onsets.count, 1, "the example played nothing")
         let recording = try WAVAudio(contentsOf: card.recordingURL)
         XCTAssertGreaterThan(recording.samples.map(abs).max() ?? 0, 0.05)
+
+        // Where ALSA's "default" goes to PipeWire and no PipeWire runs: it opens all the same,
+        // says why once (on stderr), plays on the clock and exits 0.
+        let runtime = scratch.appending(path: "runtime")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let config = scratch.appending(path: "asound-pipewire.conf")
+        try "pcm.!default { type pipewire }\nctl.!default { type pipewire }\n".write(to: config, atomically: true, encoding: .utf8)
+        let noServer = try shell(quoted(program.path), in: scratch,
+                                 environment: ["ALSA_CONFIG_PATH": config.path, "XDG_RUNTIME_DIR": runtime.path,
+                                               "XDG_CONFIG_HOME": scratch.appending(path: "config").path])
+        XCTAssertEqual(noServer.status, 0, noServer.output + noServer.errors)
+        XCTAssertEqual(noServer.errors.components(separatedBy: "\n").filter { $0.hasPrefix("sfx: ") }.count, 1, noServer.errors)
+        XCTAssertTrue(noServer.errors.contains("'default'"), noServer.errors)
+        XCTAssertTrue(noServer.output.contains(": beep finished"), noServer.output)
     }
 
     /// A library loaded by a C program takes its sounds from `<prefix>/share/sfx/sounds` beside
@@ -167,7 +181,7 @@ final class CProgramTests: XCTestCase {
         }
         int main(void) {
             sfx_play_options options = SFX_PLAY_OPTIONS_DEFAULT;
-            sfx_config config = { 0, 0, 0, 0, 0, 0 };
+            sfx_config config = { 0, 0, 0, 0, 0, 0, SFX_NO_DEVICE_MIX, 0 };
             sfx_source source = SFX_SOURCE_DEFAULT;
             sfx_listener listener = { { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, -1 }, { 0, 1, 0 }, 1 };
             sfx_filter filter = { SFX_FILTER_LOWPASS, 1000, 0.7071f, 1 };

@@ -111,6 +111,13 @@ final class EmbeddingTests: XCTestCase {
         XCTAssertGreaterThan(readme.peak, 0.1, readme.run.output)
         XCTAssertTrue(readme.run.output.contains("finished") || readme.run.output.contains("stopped"), readme.run.output)
 
+        // 2b. The same where ALSA's "default" goes to PipeWire and no PipeWire runs (a desktop
+        // before its sound server, a kiosk at boot): it runs on the clock, says why once, exits 0.
+        let noServer = try runWithoutASoundServer(products.appending(path: "Game"), in: place)
+        XCTAssertEqual(noServer.status, 0, noServer.output)
+        XCTAssertEqual(noServer.output.components(separatedBy: "no output device yet").count - 1, 1, noServer.output)
+        XCTAssertTrue(noServer.output.contains("finished") || noServer.output.contains("stopped"), noServer.output)
+
         // 3. A binary copied away: no checkout, no Sounds directory, no theme installed in reach.
         let away = scratch.appending(path: "away")
         try FileManager.default.createDirectory(at: away, withIntermediateDirectories: true)
@@ -168,6 +175,19 @@ final class EmbeddingTests: XCTestCase {
         let onsets = try card.events().filter { if case .onset = $0.kind { true } else { false } }.count
         let peak = try card.recordingURLs().last.map { try WAVAudio(contentsOf: $0).samples.map(abs).max() ?? 0 } ?? 0
         return (result, onsets, peak)
+    }
+
+    /// Runs `program` in an isolated environment whose ALSA "default" is the `pipewire` plugin,
+    /// with an empty private XDG_RUNTIME_DIR: no PipeWire server to reach.
+    func runWithoutASoundServer(_ program: URL, in directory: URL) throws -> Run {
+        let runtime = scratch.appending(path: "runtime-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let config = scratch.appending(path: "asound-pipewire.conf")
+        try "pcm.!default { type pipewire }\nctl.!default { type pipewire }\n".write(to: config, atomically: true, encoding: .utf8)
+        var environment = try isolated()
+        environment["ALSA_CONFIG_PATH"] = config.path
+        environment["XDG_RUNTIME_DIR"] = runtime.path
+        return try run(program, [], in: directory, environment: environment)
     }
 
     /// A short Ogg Vorbis coin: two square-ish notes.

@@ -71,7 +71,7 @@ final class EventDeliveryTests: XCTestCase {
         let budget = OutputThread.commandBudget(periodFrames: 256)
         let reserve = OutputThread.noticeReserve(slots: 64 + 16, commandBudget: budget)
         XCTAssertLessThan(reserve, notices.capacity)
-        let output = OutputThread(device: pcm, mixer: mixer, commands: commands, notices: notices,
+        let output = OutputThread(device: pcm, parameters: pcm.parameters, mixer: mixer, commands: commands, notices: notices,
                                   settings: .init(request: request, realtimePriority: 70, idleFrames: 0),
                                   commandBudget: budget, noticeReserve: reserve)
         let cue = Cue(name: "blip", format: AudioFormat(sampleRate: 48_000, channels: 1), interleaved: [0.01, 0.02, 0.01, 0])

@@ -98,9 +98,31 @@ final class PlayerTests: XCTestCase {
         let checked = min(96_000, late ?? 96_000)
         if let late { print("the DAC overtook a rewrite at frame \(late) of \(rewinds) rewinds: the first \(checked) frames checked") }
         for k in 20..<checked where heard[k] != Self.signal(k) {
-            return XCTFail("frame \(k): \(heard[k]) instead of \(Self.signal(k)) after \(rewinds) rewinds")
+            return XCTFail("frame \(k): \(heard[k]) instead of \(Self.signal(k)) after \(rewinds) rewinds; "
+                           + (try rewindTrace(setup, heard: heard, at: k, onset: onset)))
         }
         if late == nil { XCTAssertTrue(heard[96_000...].allSatisfy { $0 == 0 }, "nothing after the end") }
+    }
+
+    /// What a failure of the rewind test needs to be understood, on one line: how far the heard
+    /// stream is off the file from frame `k` on (a frame `d` later, or earlier, than it should be),
+    /// and the card's rewinds, losses and xruns within 2,000 frames of it (stream frames).
+    func rewindTrace(_ setup: EngineOnCard, heard: [Float], at k: Int, onset: Int) throws -> String {
+        let span = min(64, heard.count - k)
+        let offset = (-4800...4800).first { d in
+            (0..<span).allSatisfy { j in k + j - d >= 0 && heard[k + j] == Self.signal(k + j - d) }
+        }
+        let frame = onset + k
+        let near = try setup.card.events().compactMap { event -> String? in
+            switch event.kind {
+            case .rewind(let frames, let to, _) where abs(to - frame) < 2000: "rewind \(frames) to \(to)"
+            case .lost(let frames, let from) where abs(from - frame) < 2000: "lost \(frames) from \(from)"
+            case .xrun(_, let reason, let at) where abs(at - frame) < 2000: "xrun \(reason) at \(at)"
+            default: nil
+            }
+        }
+        return "from there the stream is \(offset.map { "\($0) frames late" } ?? "not the file shifted by up to 0.1 s"); "
+            + "stream frame \(frame) (onset \(onset)); near it: \(near.isEmpty ? "nothing" : near.joined(separator: ", "))"
     }
 
     /// An underrun that comes in the middle of a write costs a gap in time, never a piece of the

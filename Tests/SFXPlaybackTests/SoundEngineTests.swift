@@ -265,6 +265,7 @@ final class SoundEngineTests: XCTestCase {
     func testAnAbsentDeviceIsOneClearLine() throws {
         var configuration = SoundEngine.Configuration()
         configuration.output.device = "hw:7,0"
+        configuration.whileNoDevice = .fail
         XCTAssertThrowsError(try SoundEngine(configuration: configuration)) { error in
             let message = String(describing: error)
             XCTAssertTrue(message.hasPrefix("audio device 'hw:7,0': open for playback failed"), message)

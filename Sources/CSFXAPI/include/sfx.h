@@ -115,7 +115,22 @@ typedef struct sfx_config {
                                  "default": binaural, through the HRTF set Debian's libmysofa1 installs
                                  (MIT KEMAR); anything else: the path of a SOFA file. Stereo output only:
                                  sfx_hrtf_status says what the engine does */
+    int32_t while_no_device;  /* when the device cannot be opened (absent, busy, a sound server not up yet)
+                                 or is lost later: SFX_NO_DEVICE_MIX (0, the default), _QUEUE or _FAIL */
+    uint32_t queue_limit;     /* SFX_NO_DEVICE_QUEUE: plays held at most (beyond, SFX_ERROR_REJECTED);
+                                 1…4096; 0: 64 */
 } sfx_config;
+
+/* What sfx_open does when the device cannot be opened, and the engine while it is lost:
+ * MIX opens all the same and mixes by the clock (plays run and complete, unheard) while it
+ * tries the device again every second at most, attaching when it opens (sfx_device_status says
+ * which and why); QUEUE does the same but holds plays until the device opens; FAIL makes
+ * sfx_open fail with SFX_ERROR_DEVICE. */
+typedef enum sfx_no_device {
+    SFX_NO_DEVICE_MIX = 0,
+    SFX_NO_DEVICE_QUEUE = 1,
+    SFX_NO_DEVICE_FAIL = 2
+} sfx_no_device;
 
 /* How to play. sfx_play with NULL options plays at volume 1, centred, once, in
  * SFX_GROUP_EFFECTS, at SFX_PRIORITY_NORMAL, with no callback. Start from
@@ -221,14 +236,24 @@ void sfx_play_options_init(sfx_play_options *options);
 
 /* ---- Engines -------------------------------------------------------------------------- */
 
-/* Opens the configured device (NULL `config`: every default) and starts the real-time thread;
+/* Opens the configured device (NULL `config`: every default) and starts the real-time thread
+ * (without the device, as `config->while_no_device` says: by default the engine opens all the
+ * same and attaches to the device once it can be opened; see sfx_device_status);
  * the user's settings file (~/.config/sfx/sfx.conf: [output] device when `config->device` is
  * NULL, [alert] vibrate-with-alert, [haptics]) applies as it does to the `sfx` command;
  * `*engine` is set on success, to NULL on failure. SFX_ERROR_NULL without `engine`,
- * SFX_ERROR_RANGE for a number out of range, SFX_ERROR_DEVICE when the device cannot be opened,
+ * SFX_ERROR_RANGE for a number out of range, SFX_ERROR_DEVICE when the device cannot be opened
+ * and `config->while_no_device` is SFX_NO_DEVICE_FAIL,
  * SFX_ERROR_SOUND when the bundled sounds are unusable, SFX_ERROR_FAILED for a settings file
  * it cannot read or an HRTF set (`config->hrtf`) it cannot load (the message names it). Any thread. */
 int sfx_open(const sfx_config *config, sfx_engine **engine);
+
+/* Whether the engine's device plays: 1 when it is open, 0 when there is none (it never opened,
+ * or it was lost: the engine tries it again every second at most), with why in `buffer` (`size`
+ * bytes, NUL included: one line naming the device and the fix; "" when it plays). Negative:
+ * SFX_ERROR_NULL without `buffer`, SFX_ERROR_RANGE when `size` is too small (as
+ * sfx_hrtf_status). Any thread. */
+int sfx_device_status(sfx_engine *engine, char *buffer, size_t size);
 
 /* Stops every sound (their completions say SFX_STOPPED), lets the device play what it holds
  * (a few ms), stops the engine's threads and closes the device. The handle stays safe to pass:

@@ -71,6 +71,12 @@ final class OutputThread: @unchecked Sendable {
     let deviceOpen = Atomic<Int>(0)
     /// True from a device failure until the device is back.
     let deviceLost = Atomic<Bool>(false)
+    /// The device's delay (`snd_pcm_delay`) as last read while it played, in frames: what sfx
+    /// queued and what the device, or the sound server behind a plugin, holds after it; -1
+    /// while no device plays.
+    let outputDelayFrames = Atomic<Int>(-1)
+    /// How often the loop reads the delay (seconds).
+    static let delayReadInterval = 0.05
     let stopRequested = Atomic<Bool>(false)
     /// Whether a stop lets the device play what it holds (drain) or drops it.
     let drainOnStop = Atomic<Bool>(true)
@@ -132,8 +138,11 @@ final class OutputThread: @unchecked Sendable {
     /// `ClassicPlacement.beforePeriod`).
     let noticeReserve: Int
 
-    init(device: any PlaybackDevice, mixer: Mixer, commands: SPSCRing<MixerCommand>, notices: SPSCRing<OutputNotice>,
-         settings: Settings, commandBudget: Int, noticeReserve: Int) {
+    /// `device` nil: the engine opened without its device (`NoDevicePolicy`); the thread starts
+    /// as after a loss, mixing by the clock at `parameters` (`PlaybackParameters.awaited`) and
+    /// trying the device until it opens.
+    init(device: (any PlaybackDevice)?, parameters: PlaybackParameters, mixer: Mixer, commands: SPSCRing<MixerCommand>,
+         notices: SPSCRing<OutputNotice>, settings: Settings, commandBudget: Int, noticeReserve: Int) {
         self.device = device
         self.commandBudget = commandBudget
         self.noticeReserve = noticeReserve
@@ -141,8 +150,11 @@ final class OutputThread: @unchecked Sendable {
         self.commands = commands
         self.notices = notices
         self.settings = settings
-        let parameters = device.parameters
         self.parameters = parameters
+        if device == nil {
+            deviceLost.store(true, ordering: .relaxed)
+            parametersLock.withLock { $0 = parameters }
+        }
         scratchFrames = max(parameters.bufferFrames, 4096)
         scratch = .allocate(capacity: scratchFrames * parameters.channels)
         scratch.initialize(repeating: 0, count: scratchFrames * parameters.channels)
@@ -343,8 +355,12 @@ final class OutputThread: @unchecked Sendable {
         let opened = monotonicSeconds()
         let wellPlayedFrames = Int(Double(device.parameters.sampleRate) * FailurePolicy.wellPlayedSeconds)
         var written = 0, idle = 0, streak = Streak()
+        var nextDelayRead = 0.0
         placement.commitAll()
-        defer { placement.commitAll() }
+        defer {
+            placement.commitAll()
+            if !byClock { outputDelayFrames.store(-1, ordering: .relaxed) }
+        }
         while !stopRequested.load(ordering: .relaxed) {
             // Wait for room (or a command); the room, less what an xrun left, which goes first.
             let ready = placement.wait(device)
@@ -387,8 +403,15 @@ final class OutputThread: @unchecked Sendable {
             }
             if byClock {
                 if monotonicSeconds() >= deadline { return .timeUp }
-            } else if settings.idleFrames > 0, idle >= settings.idleFrames {
-                return .idle
+            } else {
+                // The output's latency as the device (or the server) says, now and then.
+                let now = monotonicSeconds()
+                if now >= nextDelayRead, written > 0 {
+                    let delay = device.delay()
+                    if delay >= 0 { outputDelayFrames.store(delay, ordering: .relaxed) }
+                    nextDelayRead = now + Self.delayReadInterval
+                }
+                if settings.idleFrames > 0, idle >= settings.idleFrames { return .idle }
             }
         }
         return .stopRequested

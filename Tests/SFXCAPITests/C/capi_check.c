@@ -169,12 +169,32 @@ int main(void) {
     CHECK(strstr(sfx_last_error(), "periodFrames") != NULL, "the range message does not name the setting");
     config.period_frames = 0;
     config.device = "no-such-device";
+    config.while_no_device = 7;
+    CHECK_STATUS(sfx_open(&config, &engine), SFX_ERROR_RANGE);
+    CHECK(strstr(sfx_last_error(), "while_no_device") != NULL, "the range message does not name while_no_device");
+    config.while_no_device = SFX_NO_DEVICE_FAIL;
     CHECK_STATUS(sfx_open(&config, &engine), SFX_ERROR_DEVICE);
+    CHECK(engine == NULL, "a failed sfx_open set an engine");
+    CHECK(strstr(sfx_last_error(), "no-such-device") != NULL, "the device error does not name the device");
+    /* By default an engine opens without its device, says why, and plays on the clock. */
+    config.while_no_device = SFX_NO_DEVICE_MIX;
+    CHECK_STATUS(sfx_open(&config, &engine), SFX_OK);
+    char why[512];
+    CHECK_STATUS(sfx_device_status(engine, NULL, 0), SFX_ERROR_NULL);
+    CHECK_STATUS(sfx_device_status(engine, why, sizeof why), 0);
+    CHECK(strstr(why, "no-such-device") != NULL, "sfx_device_status does not say which device is missing");
+    CHECK_STATUS(sfx_device_status(engine, why, 4), SFX_ERROR_RANGE);
+    CHECK_STATUS(sfx_system_sound(engine, "tock", &tock), SFX_OK);
+    CHECK_STATUS(sfx_play(engine, tock, NULL, NULL), SFX_OK);
+    CHECK_STATUS(sfx_wait_idle(engine, 5000), SFX_OK);
+    CHECK_STATUS(sfx_close(engine), SFX_OK);
 
     sfx_config_init(&config);
     config.period_frames = 256;
     CHECK_STATUS(sfx_open(&config, &engine), SFX_OK);
     CHECK(engine != NULL, "sfx_open set no engine");
+    CHECK_STATUS(sfx_device_status(engine, why, sizeof why), 1);
+    CHECK(why[0] == 0, "a device that plays has no problem to tell");
 
     CHECK_STATUS(sfx_system_sound(engine, NULL, &tock), SFX_ERROR_NULL);
     CHECK_STATUS(sfx_system_sound(engine, "tock", NULL), SFX_ERROR_NULL);

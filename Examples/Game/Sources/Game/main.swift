@@ -2,7 +2,7 @@ import Foundation                                       // URL
 import SFX
 
 let engine = try SoundEngine()                          // ALSA "default", 48 kHz, 128-frame periods × 3
-engine.onEvent = { event in print(event) }              // xruns, device lost/back, voices stolen… (or `engine.events`)
+engine.onEvent = { event in print(event) }              // no device yet, xruns, device lost/back… (or `engine.events`)
 let tock = try engine.systemSound(named: "tock")        // a system sound: never disposed
 let coin = try engine.load(contentsOf: URL(filePath: "coin.ogg"))   // a custom sound: a new SoundID
 
