@@ -199,3 +199,49 @@ final class ServerLatencyTests: ServerTestCase {
         XCTAssertGreaterThan(after - before, 40, "the figure follows what the server holds (\(plugin))")
     }
 }
+
+/// The user picks another output while sfx plays (`pactl set-default-sink`, as a desktop's sound
+/// settings do): the server moves sfx's stream, through either plugin, and sfx plays on there,
+/// its device open and its output latency still read.
+final class ServerDefaultMoveTests: ServerTestCase {
+    func testTheStreamFollowsTheDefaultSinkThroughPipeWirePlugin() throws { try follows(.pipewire) }
+    func testTheStreamFollowsTheDefaultSinkThroughPulsePlugin() throws { try follows(.pulse) }
+
+    func follows(_ plugin: PrivateSoundServer.Plugin) throws {
+        try server.pactl("load-module", "module-null-sink", "sink_name=sfx_second")
+        let wanted = server.clientEnvironment(plugin)
+        let keys = Array(server.environment.keys) + ["ALSA_CONFIG_PATH"]
+        let saved = keys.map { ($0, getenv($0).map { String(cString: $0) }) }
+        for key in keys { setenv(key, wanted[key]!, 1) }
+        defer { for (key, value) in saved { if let value { setenv(key, value, 1) } else { unsetenv(key) } } }
+        var configuration = SoundEngine.Configuration()
+        configuration.muteFlag = MuteFlag(url: server.directory.appending(path: "muted"))
+        let engine = try SoundEngine(configuration: configuration)
+        defer { engine.close() }
+        let events = Mutex<[EngineEvent]>([])
+        engine.onEvent = { event in events.withLock { $0.append(event) } }
+        let tone = try engine.load(buffer: (0..<48_000).map { Float(0.3 * sin(Double($0) * 0.06)) }, sampleRate: 48_000, channels: 1)
+        engine.play(tone, loops: -1)
+        let first = try MonitorRecording(server: server, name: "first-\(plugin)")
+        XCTAssertNotNil(first.waitForSound(seconds: 3), "no sound on the first sink through \(plugin)")
+        let before = engine.metrics.outputLatency
+        let second = try MonitorRecording(server: server, name: "second-\(plugin)", sink: "sfx_second")
+        usleep(300_000)
+        XCTAssertNil(second.firstSound(), "sound on the second sink before the move through \(plugin)")
+        let moved = Date()
+        try server.pactl("set-default-sink", "sfx_second")
+        let heard = second.waitForSound(seconds: 3)
+        let afterMove = heard.map { second.started.timeIntervalSince(moved) + $0 }
+        usleep(300_000)
+        let metrics = engine.metrics
+        print(String(format: "%@ plugin: sound on the new default sink %@ after set-default-sink; output latency %@ before, %@ after",
+                     plugin.rawValue, afterMove.map { String(format: "%.2f s", $0) } ?? "never",
+                     before.map { String(format: "%.1f ms", $0.seconds * 1000) } ?? "none",
+                     metrics.outputLatency.map { String(format: "%.1f ms", $0.seconds * 1000) } ?? "none"))
+        XCTAssertNotNil(heard, "the stream did not follow the default sink through \(plugin)")
+        XCTAssertTrue(metrics.deviceOpen, "\(plugin): \(events.withLock { $0 })")
+        XCTAssertNotNil(metrics.outputLatency, "the output latency is still read after the move (\(plugin))")
+        XCTAssertFalse(events.withLock { $0.contains { if case .deviceLost = $0 { true } else { false } } },
+                       "a move is not a loss (\(plugin)): \(events.withLock { $0 })")
+    }
+}

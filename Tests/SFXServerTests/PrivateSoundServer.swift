@@ -159,11 +159,11 @@ final class MonitorRecording {
     let started: Date
     private let process = Process()
 
-    init(server: PrivateSoundServer, name: String) throws {
+    init(server: PrivateSoundServer, name: String, sink: String = "sfx_test") throws {
         file = server.directory.appending(path: "\(name).raw")
         process.executableURL = URL(filePath: "/usr/bin/parecord")
         process.arguments = ["--raw", "--format=s16le", "--rate=\(Self.rate)", "--channels=2", "--latency-msec=10",
-                             "--device=sfx_test.monitor", file.path]
+                             "--device=\(sink).monitor", file.path]
         process.environment = server.clientEnvironment(.pulse)
         process.standardError = FileHandle.nullDevice
         started = Date()
