@@ -10,16 +10,6 @@ import XCTest
 /// 2 s later, and the program's sound must reach the null sink's monitor within a second of it.
 /// The library in this process (Swift) and a C program built against an install of this build.
 final class LateServerTests: ServerTestCase {
-    /// Sets the server's client environment (`default` → `plugin`) in this process for `body`.
-    private func withClientEnvironment<T>(_ plugin: PrivateSoundServer.Plugin, _ body: () throws -> T) rethrows -> T {
-        let wanted = server.clientEnvironment(plugin)
-        let keys = Array(server.environment.keys) + ["ALSA_CONFIG_PATH"]
-        let saved = keys.map { ($0, getenv($0).map { String(cString: $0) }) }
-        for key in keys { setenv(key, wanted[key]!, 1) }
-        defer { for (key, value) in saved { if let value { setenv(key, value, 1) } else { unsetenv(key) } } }
-        return try body()
-    }
-
     func testTheLibraryAttachesWhenPipeWireStartsLate() throws { try libraryAttaches(.pipewire) }
     func testTheLibraryAttachesWhenPipeWirePulseStartsLate() throws { try libraryAttaches(.pulse) }
 
@@ -31,9 +21,7 @@ final class LateServerTests: ServerTestCase {
     private func libraryAttachesHere(_ plugin: PrivateSoundServer.Plugin) throws {
         try server.stopServers()
         let events = Mutex<[EngineEvent]>([])
-        var configuration = SoundEngine.Configuration()
-        configuration.muteFlag = MuteFlag(url: server.directory.appending(path: "muted"))
-        let engine = try SoundEngine(configuration: configuration)
+        let engine = try makeEngine()
         defer { engine.close() }
         engine.onEvent = { event in events.withLock { $0.append(event) } }
         let deadline = Date().addingTimeInterval(5)
@@ -166,14 +154,11 @@ final class ServerLatencyTests: ServerTestCase {
     }
 
     func follows(_ plugin: PrivateSoundServer.Plugin) throws {
-        let wanted = server.clientEnvironment(plugin)
-        let keys = Array(server.environment.keys) + ["ALSA_CONFIG_PATH"]
-        let saved = keys.map { ($0, getenv($0).map { String(cString: $0) }) }
-        for key in keys { setenv(key, wanted[key]!, 1) }
-        defer { for (key, value) in saved { if let value { setenv(key, value, 1) } else { unsetenv(key) } } }
-        var configuration = SoundEngine.Configuration()
-        configuration.muteFlag = MuteFlag(url: server.directory.appending(path: "muted"))
-        let engine = try SoundEngine(configuration: configuration)
+        try withClientEnvironment(plugin) { try followsHere(plugin) }
+    }
+
+    private func followsHere(_ plugin: PrivateSoundServer.Plugin) throws {
+        let engine = try makeEngine()
         defer { engine.close() }
         let tone = try engine.load(buffer: [Float](repeating: 0.01, count: 48_000), sampleRate: 48_000, channels: 1)
         engine.play(tone, loops: -1)
@@ -209,14 +194,11 @@ final class ServerDefaultMoveTests: ServerTestCase {
 
     func follows(_ plugin: PrivateSoundServer.Plugin) throws {
         try server.pactl("load-module", "module-null-sink", "sink_name=sfx_second")
-        let wanted = server.clientEnvironment(plugin)
-        let keys = Array(server.environment.keys) + ["ALSA_CONFIG_PATH"]
-        let saved = keys.map { ($0, getenv($0).map { String(cString: $0) }) }
-        for key in keys { setenv(key, wanted[key]!, 1) }
-        defer { for (key, value) in saved { if let value { setenv(key, value, 1) } else { unsetenv(key) } } }
-        var configuration = SoundEngine.Configuration()
-        configuration.muteFlag = MuteFlag(url: server.directory.appending(path: "muted"))
-        let engine = try SoundEngine(configuration: configuration)
+        try withClientEnvironment(plugin) { try followsHere(plugin) }
+    }
+
+    private func followsHere(_ plugin: PrivateSoundServer.Plugin) throws {
+        let engine = try makeEngine()
         defer { engine.close() }
         let events = Mutex<[EngineEvent]>([])
         engine.onEvent = { event in events.withLock { $0.append(event) } }

@@ -77,6 +77,9 @@ final class OutputThread: @unchecked Sendable {
     let outputDelayFrames = Atomic<Int>(-1)
     /// How often the loop reads the delay (seconds).
     static let delayReadInterval = 0.05
+    /// Set when a card that may be the device has appeared (`retrySoon`): the next try to open
+    /// it comes at once rather than after the back-off.
+    let retryRequested = Atomic<Bool>(false)
     let stopRequested = Atomic<Bool>(false)
     /// Whether a stop lets the device play what it holds (drain) or drops it.
     let drainOnStop = Atomic<Bool>(true)
@@ -219,6 +222,13 @@ final class OutputThread: @unchecked Sendable {
         thread.start()
     }
 
+    /// A card that may be the device has appeared (a hot-plug watcher says so): without a device,
+    /// the thread tries it at once, and from the first wait again after a failure. Any thread.
+    func retrySoon() {
+        guard deviceLost.load(ordering: .acquiring) else { return }
+        retryRequested.store(true, ordering: .releasing)
+    }
+
     /// Asks the thread to stop, waits for it, and closes the device, first letting it play what
     /// it holds when `drain` is true.
     func stop(drain: Bool) {
@@ -270,7 +280,10 @@ final class OutputThread: @unchecked Sendable {
                 }
             } else {
                 playByClock(for: retryDelay)
-                if !reopen(announce: true) { retryDelay = min(retryDelay * 2, FailurePolicy.maxRetry) }
+                // A try a watcher asked for that failed (the card's nodes not yet usable) is
+                // followed by the first wait again, not a longer one.
+                if !reopen(announce: true) { retryDelay = retriedEarly ? FailurePolicy.firstRetry : min(retryDelay * 2, FailurePolicy.maxRetry) }
+                retriedEarly = false
             }
         }
         device = nil
@@ -331,6 +344,8 @@ final class OutputThread: @unchecked Sendable {
 
     /// The wait before the next reopening (ordinary thread state, output thread only).
     private var retryDelay = FailurePolicy.firstRetry
+    /// The last wait was cut short by `retrySoon` (output thread only).
+    private var retriedEarly = false
     /// Whether the device last open played `wellPlayedSeconds` before it ended.
     var playedWell = false
 
@@ -403,6 +418,10 @@ final class OutputThread: @unchecked Sendable {
             }
             if byClock {
                 if monotonicSeconds() >= deadline { return .timeUp }
+                if retryRequested.exchange(false, ordering: .acquiringAndReleasing) {
+                    retriedEarly = true
+                    return .timeUp
+                }
             } else {
                 // The output's latency as the device (or the server) says, now and then.
                 let now = monotonicSeconds()
