@@ -16,6 +16,20 @@ import PackageDescription
 
 // The targets that import FoundationNetworking, or a module that does, leave libcurl out of their
 // link: CSFXCurl loads it on first use (see curl.c), so `sfx` does not load it at every start.
+/// Linker flags that link the Swift runtime, Foundation and the C++ runtime they need from their
+/// archives, their symbols hidden in the result (SFXCommand, SFXC). The modules are compiled
+/// against the toolchain's shared-library modules, whose link entries name fewer archives than
+/// the static ones need: the group names them all; -lstdc++ means libstdc++'s archive
+/// (Sources/SFXCommand/link).
+let staticSwiftRuntime: [String] = [
+    "-static-stdlib", "-use-ld=bfd", "-L\(Context.packageDirectory)/Sources/SFXCommand/link", "-Xclang-linker", "-static-libgcc",
+    "-Xlinker", "--exclude-libs", "-Xlinker", "ALL",
+    "-Xlinker", "--start-group", "-Xlinker", "-l:libstdc++.a", "-lFoundation", "-lCoreFoundation", "-l_FoundationICU",
+    "-lFoundationEssentials", "-lFoundationInternationalization", "-lFoundationNetworking", "-l_CFURLSessionInterface",
+    "-l_FoundationCShims", "-l_FoundationCollections", "-lswiftDispatch", "-ldispatch", "-lBlocksRuntime",
+    "-lswiftSynchronization", "-lswift_Concurrency", "-lswift_StringProcessing", "-lswift_RegexParser", "-lswiftGlibc",
+    "-lswiftCore", "-Xlinker", "--end-group",
+]
 let curlOnDemand: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-autolink-library", "-Xfrontend", "curl"])]
 
 let package = Package(
@@ -133,9 +147,14 @@ let package = Package(
         // (@_cdecl). The SONAME flag is SFXC's alone: no other product links SFXC.
         .target(name: "CSFXAPI"),
         // libsfx.map exports sfx.h's functions alone.
+        // The Swift runtime and Foundation are linked in, and hidden (`--exclude-libs ALL`), as for
+        // the command: a C game ships libsfx.so without a Swift toolchain beside it, and another
+        // Swift library in the same process keeps its own runtime. `-z nodelete`: dlclose leaves
+        // it loaded, since that runtime's threads (Dispatch's workers) outlive any engine.
         .target(name: "SFXC", dependencies: ["SFX", "CSFXAPI"], exclude: ["libsfx.map"],
-                linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libsfx.so.0",
-                                               "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/SFXC/libsfx.map"])]),
+                linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libsfx.so.0", "-Xlinker", "-z", "-Xlinker", "nodelete",
+                                               "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/SFXC/libsfx.map"]
+                                              + staticSwiftRuntime)]),
         // The daemon (`sfx serve`): its wire protocol in C (shared with the front), server and client.
         .target(name: "CSFXProtocol"),
         .target(name: "SFXDaemon", dependencies: ["SFX", "CSFXProtocol", "CSFXSystem"], swiftSettings: curlOnDemand),
@@ -156,9 +175,7 @@ let package = Package(
         // runtime needs comes from its archives too (libstdc++.a through Sources/SFXCommand/link,
         // -static-libgcc): loading and relocating libstdc++.so.6 took about 0.5 ms of every start.
         .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport", "SFXDaemon"], exclude: ["link"], swiftSettings: curlOnDemand,
-                          linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=bfd", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
-                                                         "-L\(Context.packageDirectory)/Sources/SFXCommand/link", "-Xclang-linker", "-static-libgcc",
-                                                         "-Xlinker", "--start-group", "-Xlinker", "-l:libstdc++.a", "-lFoundation", "-lCoreFoundation", "-l_FoundationICU", "-lFoundationEssentials", "-lFoundationInternationalization", "-lFoundationNetworking", "-l_CFURLSessionInterface", "-l_FoundationCShims", "-l_FoundationCollections", "-lswiftDispatch", "-ldispatch", "-lBlocksRuntime", "-lswiftSynchronization", "-lswift_Concurrency", "-lswift_StringProcessing", "-lswift_RegexParser", "-lswiftGlibc", "-lswiftCore", "-Xlinker", "--end-group"])]),
+                          linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"] + staticSwiftRuntime)]),
         .executableTarget(name: "SFXMakeSounds", dependencies: ["SFXSoundDesign"]),
         // The benchmarks: sfx beside OpenAL Soft, SDL_mixer and a raw-ALSA floor (Bench/run).
         .executableTarget(name: "SFXBench", dependencies: ["SFX", "SFXCardSupport", "SFXBenchMethod"], path: "Bench/Sources/SFXBench"),

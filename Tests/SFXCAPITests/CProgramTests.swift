@@ -142,6 +142,72 @@ final class CProgramTests: XCTestCase {
         XCTAssertTrue(noServer.output.contains(": beep finished"), noServer.output)
     }
 
+    /// The installed libsfx.so needs no Swift toolchain where it runs: it loads nothing but
+    /// Debian's libraries and the C library (the Swift runtime and Foundation are in it, hidden),
+    /// exports sfx.h's functions alone, and the README's example built against it plays on the
+    /// card with /opt/swift hidden (a mount namespace with an empty tmpfs over it).
+    func testTheInstalledLibraryRunsWithoutTheSwiftToolchain() throws {
+        let library = prefix.appending(path: "lib/libsfx.so.0")
+        let dynamic = try shell("readelf -d \(quoted(library.path))", in: scratch)
+        XCTAssertEqual(dynamic.status, 0, dynamic.errors)
+        let needed = dynamic.output.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+            .compactMap { $0.split(separator: "[").last?.split(separator: "]").first.map(String.init) }
+        XCTAssertEqual(Set(needed), ["libasound.so.2", "libm.so.6", "libc.so.6", "ld-linux-x86-64.so.2"], dynamic.output)
+        XCTAssertFalse(dynamic.output.contains("/opt/swift"), "no RUNPATH into the toolchain: \(dynamic.output)")
+        let exported = try shell("nm -D --defined-only \(quoted(library.path))", in: scratch)
+        let names = exported.output.split(separator: "\n").compactMap { $0.split(separator: " ").last.map(String.init) }
+            .filter { !$0.hasPrefix("LIBSFX_") }.map { $0.components(separatedBy: "@")[0] }
+        XCTAssertTrue(names.allSatisfy { $0.hasPrefix("sfx_") || $0 == "mpg123_new" }, "\(names.filter { !$0.hasPrefix("sfx_") })")
+
+        let readme = try String(contentsOf: Installed.checkout.appending(path: "README.md"), encoding: .utf8)
+        let block = try XCTUnwrap(readme.components(separatedBy: "\n```c\n").dropFirst().first?.components(separatedBy: "\n```\n").first)
+        let source = scratch.appending(path: "game.c")
+        try (block + "\n").write(to: source, atomically: true, encoding: .utf8)
+        let program = try build(source, "game", flags: "-std=c99 -Wall -Wextra -Werror")
+        let namespace = getuid() == 0 ? "" : "--user --map-root-user "
+        let hidden = try shell("unshare \(namespace)--mount --propagation private -- /bin/sh -c "
+                               + quoted("mount -t tmpfs none /opt/swift || exit 97; ls /opt/swift/usr >/dev/null 2>&1 && exit 98; exec \"$0\"")
+                               + " " + quoted(program.path), in: scratch,
+                               environment: ["ALSA_CONFIG_PATH": card.configURL.path,
+                                             "XDG_CONFIG_HOME": scratch.appending(path: "config").path])
+        if hidden.status == 97 || hidden.errors.contains("unshare: ") { throw XCTSkip("cannot hide /opt/swift in a mount namespace: \(hidden.errors)") }
+        XCTAssertEqual(hidden.status, 0, hidden.output + hidden.errors)
+        XCTAssertTrue(hidden.output.contains(": beep finished"), hidden.output + hidden.errors)
+        let onsets = try card.events().filter { if case .onset = $0.kind { true } else { false } }
+        XCTAssertGreaterThanOrEqual(onsets.count, 1, "the example played nothing with /opt/swift hidden")
+    }
+
+    /// Its runtime is its own: this test process (Swift, with the toolchain's shared runtime and
+    /// Foundation) loads the installed libsfx.so.0 beside them and plays through it.
+    func testTheLibraryLoadsBesideAnotherSwiftRuntime() throws {
+        let path = prefix.appending(path: "lib/libsfx.so.0").path
+        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
+            return XCTFail("dlopen: \(String(cString: dlerror()))")
+        }
+        defer { dlclose(handle) }
+        typealias Open = @convention(c) (UnsafeRawPointer?, UnsafeMutablePointer<OpaquePointer?>) -> Int32
+        typealias SystemSound = @convention(c) (OpaquePointer?, UnsafePointer<CChar>, UnsafeMutablePointer<UInt32>) -> Int32
+        typealias Play = @convention(c) (OpaquePointer?, UInt32, UnsafeRawPointer?, UnsafeMutablePointer<UInt64>?) -> Int32
+        typealias WaitIdle = @convention(c) (OpaquePointer?, UInt32) -> Int32
+        typealias Close = @convention(c) (OpaquePointer?) -> Int32
+        func function<T>(_ name: String, _ type: T.Type) throws -> T {
+            unsafeBitCast(try XCTUnwrap(dlsym(handle, name), "\(name) is not exported"), to: type)
+        }
+        let card = try VirtualCard(directory: scratch.appending(path: "in-process-card"))
+        card.makeCurrent()
+        var engine: OpaquePointer?
+        XCTAssertEqual(try function("sfx_open", Open.self)(nil, &engine), 0)
+        var tock: UInt32 = 0
+        XCTAssertEqual(try function("sfx_system_sound", SystemSound.self)(engine, "tock", &tock), 0)
+        XCTAssertEqual(try function("sfx_play", Play.self)(engine, tock, nil, nil), 0)
+        XCTAssertEqual(try function("sfx_wait_idle", WaitIdle.self)(engine, 5000), 0)
+        XCTAssertEqual(try function("sfx_close", Close.self)(engine), 0)
+        XCTAssertEqual(try card.events().filter { if case .onset = $0.kind { true } else { false } }.count, 1)
+        // This process's own runtime and Foundation still work after the library's ran.
+        XCTAssertEqual(String(describing: [1, 2, 3].map { $0 * 2 }), "[2, 4, 6]")
+        XCTAssertEqual(URL(filePath: "/tmp/a b").lastPathComponent, "a b")
+    }
+
     /// A library loaded by a C program takes its sounds from `<prefix>/share/sfx/sounds` beside
     /// the library, not beside the program: a `.disabled` planted in the installed theme is seen.
     func testTheInstalledLibraryFindsTheSoundsBesideIt() throws {
