@@ -145,6 +145,7 @@ public struct VirtualCard: Sendable {
         self.captureSource = captureSource
         self.loopCapture = loopCapture
         self.state = state
+        if !isDisconnected { writeAsoundTree() }
     }
 
     /// A card whose pointer moves per period and whose rewinds take effect (see the full initialiser).
@@ -279,16 +280,76 @@ public struct VirtualCard: Sendable {
     /// stream is in SND_PCM_STATE_DISCONNECTED; opening fails with -ENODEV.
     public func disconnect() {
         state[.disconnected] = 1
+        removeAsoundTree()
         log("disconnect")
     }
 
     /// Plugs the card back: new opens work (streams that saw the unplug stay dead; reopen them).
     public func reconnect() {
         state[.disconnected] = 0
+        writeAsoundTree()
         log("reconnect")
     }
 
+    /// Plugs the card back as the kernel may number a USB card plugged in again: with the index
+    /// `index` (its id stays), so that `pcmName(card:)` by the old index no longer opens and by
+    /// the id does; `asoundRoot` shows it as card`index`.
+    public func reconnect(index: Int) {
+        removeAsoundTree()
+        state[.cardIndex] = UInt32(clamping: max(index, 0))
+        state[.disconnected] = 0
+        writeAsoundTree()
+        log("reconnect index=\(cardIndex)")
+    }
+
     public var isDisconnected: Bool { state[.disconnected] != 0 }
+
+    /// Makes every PCM open of the card fail with `code` (a positive errno: EBUSY as when another
+    /// program holds a card, EACCES as when the user may not open it) until set back to nil;
+    /// open streams play on.
+    public var refusesOpen: Int32? {
+        get { state[.refuseOpen] == 0 ? nil : Int32(bitPattern: state[.refuseOpen]) }
+        nonmutating set { state[.refuseOpen] = newValue.map { UInt32(bitPattern: abs($0)) } ?? 0 }
+    }
+
+    // MARK: The card's identity
+
+    /// The card's index now (0 unless `reconnect(index:)` changed it), as /proc/asound/cardN.
+    public var cardIndex: Int { Int(state[.cardIndex]) }
+
+    /// The card's stable name, as /proc/asound/cardN/id holds it: "sfxcard" unless set (at most
+    /// 15 bytes of it are kept).
+    public var cardID: String {
+        get { let id = state.cardID; return id.isEmpty ? "sfxcard" : id }
+        nonmutating set {
+            state.cardID = newValue
+            if !isDisconnected { removeAsoundTree(); writeAsoundTree() }
+        }
+    }
+
+    /// The card behind `plug`, opening only while `card` (the `CARD` argument) is the card's id or
+    /// its index now, as `plughw:CARD=…` does: "sfxcard_card:CARD=sfxcard,DEV=0",
+    /// "sfxcard_card:1" (by index). Otherwise its open fails with ENODEV.
+    public func pcmName(card: String) -> String { "sfxcard_card:CARD=\(card),DEV=0" }
+
+    /// The definition behind `pcmName(card:)`, whose arguments are hw's (CARD, DEV).
+    public var cardPCMName: String { "sfxcard_card" }
+
+    /// A directory laid out like /proc/asound for this card: `card<index>/id` while the card is
+    /// plugged in (written at `reconnect`, removed at `disconnect`). Give it to the functions that
+    /// take an asound root (`CardName.resolve(_:asoundRoot:)`).
+    public var asoundRoot: URL { directory.appending(path: "asound", directoryHint: .isDirectory) }
+
+    private func writeAsoundTree() {
+        let card = asoundRoot.appending(path: "card\(cardIndex)", directoryHint: .isDirectory)
+        _ = mkdir(asoundRoot.path, 0o700)
+        _ = mkdir(card.path, 0o700)
+        try? PrivateFile.replace(card.appending(path: "id"), with: Data((cardID + "\n").utf8))
+    }
+
+    private func removeAsoundTree() {
+        try? FileManager.default.removeItem(at: asoundRoot.appending(path: "card\(cardIndex)"))
+    }
 
     /// The Master Playback Switch: off sends silence to the DAC.
     public var masterSwitch: Bool {
@@ -405,6 +466,28 @@ public struct VirtualCard: Sendable {
             type plug
             slave.pcm "sfxcard_hw"
             hint.description "sfx virtual sound card"
+        }
+
+        # The card by its id or index (hw's arguments), behind plug: it opens only while CARD
+        # is the card's id or its index now (the state file's), as plughw:CARD=… does.
+        pcm.sfxcard_card {
+            @args [ CARD DEV ]
+            @args.CARD { type string default "sfxcard" }
+            @args.DEV { type integer default 0 }
+            type plug
+            slave.pcm {
+                type sfxcard
+                dir \(quoted(directory.path))\(capture)
+                card $CARD
+                onset_threshold \(onsetThreshold)
+                onset_silence_ms \(onsetSilenceMilliseconds)
+                record \(record ? "yes" : "no")
+                record_format \(recordingFormat.rawValue)
+                record_continue \(continuesRecording ? "yes" : "no")
+                pointer \(pointer.rawValue)
+                rewind \(rewind.rawValue)
+            }
+            hint.description "sfx virtual sound card, by its id or index"
         }
 
         ctl.sfxcard {
