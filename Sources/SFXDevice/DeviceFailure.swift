@@ -14,8 +14,8 @@ import Glibc
 ///
 /// | kind               | errno                                  | transient | fix in the line |
 /// |--------------------|----------------------------------------|-----------|-----------------|
-/// | `serverNotRunning` | EHOSTDOWN, ECONNREFUSED, ENOENT on the pipewire/pulse plugin, no socket answering | yes | start the server, or choose a card |
-/// | `serverRefused`    | the same with the server's socket answering | no  | run as the server's user / its cookie, or choose a card |
+/// | `serverNotRunning` | EHOSTDOWN, ECONNREFUSED, ENOENT, ENODEV on the pipewire/pulse plugin, no socket answering | yes | start the server, or choose a card |
+/// | `serverRefused`    | EHOSTDOWN, ECONNREFUSED there with the server's socket answering | no | run as the server's user / its cookie, or choose a card |
 /// | `unknownName`      | ENOENT, the name is no PCM alsa-lib knows | no      | `sfx devices`, choose one |
 /// | `noSuchDevice`     | ENOENT, ENXIO otherwise (no such card or device) | yes | plug it in, `sfx devices` |
 /// | `unplugged`        | ENODEV (the card vanished)              | yes       | reopened when it comes back |
@@ -73,10 +73,12 @@ public struct DeviceFailure: Sendable, Equatable, CustomStringConvertible {
                      asoundRoot: String, procRoot: String) -> Kind {
         let code = error.code
         let server = PCMRoute.server(on: route)
-        if let server, [EHOSTDOWN, ECONNREFUSED, ENOENT].contains(code) {
+        // A server's plugin has no card to lose: ENODEV there (a stream whose server went away)
+        // is the server not running too, when its socket no longer answers.
+        if let server, [EHOSTDOWN, ECONNREFUSED, ENOENT, ENODEV].contains(code) {
             let socket = SoundServer.socketPaths(environment: environment).first { $0.kind == server }?.path
-            if let socket, SoundServer.accepts(socket) { return .serverRefused(server, socket: socket) }
-            return .serverNotRunning(server)
+            guard let socket, SoundServer.accepts(socket) else { return .serverNotRunning(server) }
+            if code == ECONNREFUSED || code == EHOSTDOWN { return .serverRefused(server, socket: socket) }
         }
         switch code {
         case ENOENT where route.isEmpty: return .unknownName
