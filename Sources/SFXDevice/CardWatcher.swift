@@ -83,6 +83,15 @@ public struct CardChange: Sendable, Equatable, CustomStringConvertible {
         return nil
     }
 
+    /// Whether the change is about the card that `device` names: by id ("hw:CARD=Speaker,DEV=0",
+    /// the change's `cardID`) or by index ("hw:1"). False for a name that names no card
+    /// ("default", "pipewire"), for which any card's arrival may be worth a try.
+    public func concerns(device: String) -> Bool {
+        guard let parsed = CardName.parse(device) else { return false }
+        if let index = Int(parsed.card) { return index == cardIndex }
+        return parsed.card == cardID
+    }
+
     public var description: String {
         "\(action.rawValue) card \(cardIndex)\(cardID.map { " (\($0))" } ?? "") \(devnode ?? sysname)"
     }

@@ -54,6 +54,13 @@ final class CardWatcherTests: XCTestCase {
         XCTAssertTrue(changes[0].isCard)
         XCTAssertFalse(changes[2].isCard)
         XCTAssertFalse(collector.onMainThread, "the handler runs on the watcher's thread")
+        XCTAssertTrue(changes[0].concerns(device: "hw:CARD=Speaker,DEV=0"))
+        XCTAssertTrue(changes[0].concerns(device: "plughw:2"))
+        XCTAssertFalse(changes[0].concerns(device: "hw:CARD=PCH,DEV=0"))
+        XCTAssertFalse(changes[0].concerns(device: "hw:1,0"))
+        XCTAssertFalse(changes[0].concerns(device: "default"))
+        XCTAssertEqual(changes[0].description, "add card 2 (Speaker) card2")
+        XCTAssertEqual(changes[2].description, "add card 2 /dev/snd/pcmC2D0p", "a PCM device's event has no id, and this tree no card 2")
     }
 
     /// An event without the id (a PCM device's) takes it from the asound tree; a removal has none.
