@@ -115,13 +115,41 @@ public struct CardChange: Sendable, Equatable, CustomStringConvertible {
 public final class CardWatcher: @unchecked Sendable {
     public typealias Handler = @Sendable (CardChange) -> Void
 
-    private let source: any CardEventSource
-    private let handler: Handler
-    private let asoundRoot: String
-    private let wake: (read: Int32, write: Int32)
-    private let stopped = Atomic<Bool>(false)
-    private var thread: pthread_t?
-    private let finished = Mutex<Bool>(false)
+    /// What the thread holds (not the watcher: dropping the last reference to the watcher
+    /// stops the thread).
+    private final class Loop: @unchecked Sendable {
+        let source: any CardEventSource
+        let handler: Handler
+        let asoundRoot: String
+        let wake: (read: Int32, write: Int32)
+        let stopped = Atomic<Bool>(false)
+
+        init(source: any CardEventSource, handler: @escaping Handler, asoundRoot: String, wake: (read: Int32, write: Int32)) {
+            self.source = source
+            self.handler = handler
+            self.asoundRoot = asoundRoot
+            self.wake = wake
+        }
+
+        func run() {
+            defer { close(wake.read) }
+            while !stopped.load(ordering: .acquiring) {
+                var fds = [pollfd(fd: source.descriptor, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+                let ready = poll(&fds, 2, -1)
+                if ready < 0 { if errno == EINTR { continue } else { return } }
+                if stopped.load(ordering: .acquiring) || fds[1].revents != 0 { return }
+                if fds[0].revents & Int16(POLLNVAL | POLLERR | POLLHUP) != 0 && fds[0].revents & Int16(POLLIN) == 0 { return }
+                for event in source.receive() {
+                    if stopped.load(ordering: .acquiring) { return }
+                    if let change = CardChange(event, asoundRoot: asoundRoot) { handler(change) }
+                }
+            }
+        }
+    }
+
+    private let loop: Loop
+    private let thread: pthread_t
 
     /// Watches the kernel's events (`UdevCardEvents(group:)`); throws `CardWatcherError` when
     /// libudev or its netlink socket cannot be had.
@@ -133,19 +161,16 @@ public final class CardWatcher: @unchecked Sendable {
     /// Watches `source`'s events (a test's `SyntheticCardEvents`); card ids not in an event are
     /// read from `asoundRoot` (laid out like /proc/asound).
     public init(source: any CardEventSource, asoundRoot: String = "/proc/asound", handler: @escaping Handler) throws(CardWatcherError) {
-        self.source = source
-        self.handler = handler
-        self.asoundRoot = asoundRoot
         var fds: [Int32] = [-1, -1]
         guard makePipe(&fds) else {
             throw CardWatcherError("cannot make the card watcher's wake-up pipe (\(String(cString: strerror(errno))))")
         }
-        wake = (fds[0], fds[1])
-        let box = Unmanaged.passRetained(self)
+        let loop = Loop(source: source, handler: handler, asoundRoot: asoundRoot, wake: (fds[0], fds[1]))
+        let box = Unmanaged.passRetained(loop)
         var handle = pthread_t()
         let made = pthread_create(&handle, nil, { raw in
-            let watcher = Unmanaged<CardWatcher>.fromOpaque(raw!).takeRetainedValue()
-            watcher.run()
+            let loop = Unmanaged<Loop>.fromOpaque(raw!).takeRetainedValue()
+            loop.run()
             return nil
         }, box.toOpaque())
         guard made == 0 else {
@@ -153,38 +178,23 @@ public final class CardWatcher: @unchecked Sendable {
             close(fds[0]); close(fds[1])
             throw CardWatcherError("cannot start the card watcher's thread (\(String(cString: strerror(made))))")
         }
+        self.loop = loop
         thread = handle
     }
 
-    /// Ends the thread (after the handler call under way, if any) and waits for it. Idempotent.
+    /// Ends the thread (after the handler call under way, if any) and, unless called from the
+    /// handler, waits for it. Idempotent; dropping the watcher does it too.
     public func stop() {
-        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard !loop.stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         var byte: UInt8 = 1
-        _ = write(wake.write, &byte, 1)
-        if let thread {
-            // From the handler (the watcher's own thread) it cannot wait for itself.
-            if pthread_equal(thread, pthread_self()) != 0 { pthread_detach(thread) } else { pthread_join(thread, nil) }
-        }
-        close(wake.write)
+        _ = write(loop.wake.write, &byte, 1)
+        // From the handler (the watcher's own thread) it cannot wait for itself.
+        if pthread_equal(thread, pthread_self()) != 0 { pthread_detach(thread) } else { pthread_join(thread, nil) }
+        close(loop.wake.write)
     }
 
     deinit {
         stop()
-    }
-
-    private func run() {
-        defer { close(wake.read) }
-        while !stopped.load(ordering: .acquiring) {
-            var fds = [pollfd(fd: source.descriptor, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&fds, 2, -1)
-            if ready < 0 { if errno == EINTR { continue } else { return } }
-            if stopped.load(ordering: .acquiring) || fds[1].revents != 0 { return }
-            if fds[0].revents & Int16(POLLNVAL | POLLERR | POLLHUP) != 0 && fds[0].revents & Int16(POLLIN) == 0 { return }
-            for event in source.receive() {
-                if let change = CardChange(event, asoundRoot: asoundRoot) { handler(change) }
-            }
-        }
     }
 }
 

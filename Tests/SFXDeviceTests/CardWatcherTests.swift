@@ -118,6 +118,14 @@ final class CardWatcherTests: XCTestCase {
         source.send(SoundDeviceEvent(action: "add", sysname: "card5"))
         XCTAssertEqual(stoppedInside.wait(timeout: .now() + 5), .success)
         box.withLock { $0 = nil }
+
+        // Dropped without stop(), a watcher stops: its handler is not called again.
+        var dropped: CardWatcher? = try CardWatcher(source: source, asoundRoot: root.path) { collector.add($0) }
+        XCTAssertNotNil(dropped)
+        dropped = nil
+        source.sendCard("add", index: 7)
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(collector.wait(for: 0).count, 3)
     }
 
     /// The libudev source: libudev.so.1 loads and a netlink monitor on the `kernel` group opens here
