@@ -145,7 +145,6 @@ public struct VirtualCard: Sendable {
         self.captureSource = captureSource
         self.loopCapture = loopCapture
         self.state = state
-        if !isDisconnected { writeAsoundTree() }
     }
 
     /// A card whose pointer moves per period and whose rewinds take effect (see the full initialiser).
@@ -293,7 +292,7 @@ public struct VirtualCard: Sendable {
 
     /// Plugs the card back as the kernel may number a USB card plugged in again: with the index
     /// `index` (its id stays), so that `pcmName(card:)` by the old index no longer opens and by
-    /// the id does; `asoundRoot` shows it as card`index`.
+    /// the id does; the asound tree, if made, shows it as card`index`.
     public func reconnect(index: Int) {
         removeAsoundTree()
         state[.cardIndex] = UInt32(clamping: max(index, 0))
@@ -335,14 +334,24 @@ public struct VirtualCard: Sendable {
     /// The definition behind `pcmName(card:)`, whose arguments are hw's (CARD, DEV).
     public var cardPCMName: String { "sfxcard_card" }
 
-    /// A directory laid out like /proc/asound for this card: `card<index>/id` while the card is
-    /// plugged in (written at `reconnect`, removed at `disconnect`). Give it to the functions that
-    /// take an asound root (`CardName.resolve(_:asoundRoot:)`).
+    /// Where the card's tree laid out like /proc/asound is (`makeAsoundTree()`): `card<index>/id`
+    /// while the card is plugged in. Give it to the functions that take an asound root
+    /// (`CardName.resolve(_:asoundRoot:)`, `CardWatcher`).
     public var asoundRoot: URL { directory.appending(path: "asound", directoryHint: .isDirectory) }
+
+    /// Makes the tree at `asoundRoot` (0700, the id file 0600) and returns it; from then on
+    /// `disconnect` removes the card from it and `reconnect` writes it back, at its index then. A
+    /// card whose tree was never made has none (its directory holds what it always held).
+    @discardableResult
+    public func makeAsoundTree() -> URL {
+        _ = mkdir(asoundRoot.path, 0o700)
+        if !isDisconnected { writeAsoundTree() }
+        return asoundRoot
+    }
 
     private func writeAsoundTree() {
         let card = asoundRoot.appending(path: "card\(cardIndex)", directoryHint: .isDirectory)
-        _ = mkdir(asoundRoot.path, 0o700)
+        guard FileManager.default.fileExists(atPath: asoundRoot.path) else { return }
         _ = mkdir(card.path, 0o700)
         try? PrivateFile.replace(card.appending(path: "id"), with: Data((cardID + "\n").utf8))
     }

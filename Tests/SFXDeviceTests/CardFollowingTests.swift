@@ -32,7 +32,11 @@ final class CardFollowingTests: XCTestCase {
         XCTAssertNil(opens(card.pcmName), "the card's other names are as they were")
         XCTAssertNil(opens(card.hardwarePCMName))
         XCTAssertEqual(PCMRoute.plugins(of: card.pcmName(card: "0")), ["plug", "sfxcard"])
-        XCTAssertEqual(CardName.cards(asoundRoot: card.asoundRoot.path).map(\.id), ["sfxcard"])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: card.asoundRoot.path), "no tree until asked for")
+        let root = card.makeAsoundTree()
+        XCTAssertEqual(CardName.cards(asoundRoot: root.path).map(\.id), ["sfxcard"])
+        func mode(_ url: URL) -> mode_t { var info = stat(); _ = lstat(url.path, &info); return info.st_mode & 0o7777 }
+        XCTAssertEqual([mode(root), mode(root.appending(path: "card0")), mode(root.appending(path: "card0/id"))], [0o700, 0o700, 0o600])
     }
 
     /// A card configured by index is resolved to its stable name at start; unplugged, it is gone
@@ -43,6 +47,7 @@ final class CardFollowingTests: XCTestCase {
         defer { try? card.remove() }
         card.makeCurrent()
         card.cardID = "Speaker"
+        card.makeAsoundTree()
         let configured = "sfxcard_card:0"
         let resolved = try XCTUnwrap(CardName.resolve(configured, asoundRoot: card.asoundRoot.path))
         XCTAssertEqual(resolved.stableName, "sfxcard_card:CARD=Speaker", "DEV only when given, but for hw and plughw")
@@ -70,6 +75,7 @@ final class CardFollowingTests: XCTestCase {
         defer { try? card.remove() }
         card.makeCurrent()
         card.cardID = "Speaker"
+        card.makeAsoundTree()
         let stable = try XCTUnwrap(CardName.resolve("sfxcard_card:0", asoundRoot: card.asoundRoot.path)).stableName
         card.disconnect()
         let source = SyntheticCardEvents()
