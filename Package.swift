@@ -3,7 +3,7 @@
 //
 // Layers (each target imports only the layers below it):
 //   1. C       CALSA, CSndFile, CSoxr, CEBUR128, CFFmpeg, CGPIOD (system libraries; all but alsa-lib loaded on first use
-//              by CSFXMedia, CSFXFFmpeg, CSFXHaptics; libcurl by CSFXCurl; libpulse by CSFXPulse; libmysofa by CSFXMySofa; each through CSFXOnDemand); CSFXSystem, CSFXALSA, CSFXHaptics (shims), SFXSystem (typed checks over them);
+//              by CSFXMedia, CSFXFFmpeg, CSFXHaptics; libcurl by CSFXCurl; libpulse by CSFXPulse; libmysofa by CSFXMySofa; libudev by CSFXUdev; each through CSFXOnDemand); CSFXSystem, CSFXALSA, CSFXHaptics (shims), SFXSystem (typed checks over them);
 //              SFXCard (the virtual sound card plugin, linked as libsfxcard.so by SFXCardPlugin) and SFXCardSupport (its Swift side); SFXTesting (both, for games' tests)
 //   2. Core    SFXCore: cues, the mixer, lock-free queues — no devices, no files
 //   3. Media   SFXSoundDesign (the bundled sounds' synthesis), SFXMedia (decode, resample, encode, themes)
@@ -105,6 +105,9 @@ let package = Package(
         // SOFA files (HRTF sets) through libmysofa, loaded on first use (checked against mysofa.h:
         // libmysofa-dev, in script/common.sh).
         .target(name: "CSFXMySofa", dependencies: ["CSFXOnDemand"]),
+        // The kernel's sound devices through a libudev netlink monitor (libudev.so.1 loaded on
+        // first use, checked against libudev.h: libudev-dev, in script/common.sh): CardWatcher.
+        .target(name: "CSFXUdev", dependencies: ["CSFXOnDemand"]),
 
         // Test support: counts heap calls made on one chosen thread (the real-time thread).
         .target(name: "CAllocationTrap", path: "Tests/Support/CAllocationTrap"),
@@ -125,7 +128,7 @@ let package = Package(
                 swiftSettings: curlOnDemand),
 
         // 4. Device.
-        .target(name: "SFXDevice", dependencies: ["SFXCore", "CALSA", "CSFXALSA", "CSFXPulse"]),
+        .target(name: "SFXDevice", dependencies: ["SFXCore", "CALSA", "CSFXALSA", "CSFXPulse", "CSFXUdev"]),
 
         // 5. Haptics.
         .systemLibrary(name: "CGPIOD", providers: [.apt(["libgpiod-dev"])]),   // headers only: see CSoxr

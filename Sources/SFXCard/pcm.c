@@ -71,6 +71,7 @@ typedef struct sfx_pcm {
     unsigned onset_silence_ms;
     int pointer_per_frame;      /* report the pointer frame by frame (pointer frame), not per period */
     int ignore_rewind;          /* accept rewinds and play on as if none happened (rewind ignore) */
+    char wanted_card[32];       /* `card`: the id or index the definition asks for; empty: any */
 
     /* Software parameters. */
     snd_pcm_uframes_t avail_min, stop_threshold, boundary;
@@ -789,6 +790,19 @@ static int pcm_option(void *ctx, const char *key, snd_config_t *value)
     sfx_pcm *p = ctx;
     const char *text;
     long number;
+    if (!strcmp(key, "card")) {
+        /* card "Speaker" or card 1 (from @args [CARD]): open only while the card has that id or index. */
+        if (snd_config_get_type(value) == SND_CONFIG_TYPE_INTEGER && snd_config_get_integer(value, &number) >= 0) {
+            snprintf(p->wanted_card, sizeof p->wanted_card, "%ld", number);
+            return 0;
+        }
+        if (snd_config_get_string(value, &text) < 0) {
+            SNDERR("sfxcard: card must be the card's id or index: card \"sfxcard\" or card 0");
+            return -EINVAL;
+        }
+        snprintf(p->wanted_card, sizeof p->wanted_card, "%s", text);
+        return 0;
+    }
     if (!strcmp(key, "capture")) {
         if (snd_config_get_string(value, &text) < 0) {
             SNDERR("sfxcard: capture must be a file name: capture \"/path/to/sound.wav\"");
@@ -871,7 +885,7 @@ static int pcm_option(void *ctx, const char *key, snd_config_t *value)
         p->onset_silence_ms = (unsigned)number;
         return 0;
     }
-    SNDERR("sfxcard: unknown parameter %s; the PCM takes dir, capture, loop, record, record_format, pointer, rewind, onset_threshold, onset_silence_ms", key);
+    SNDERR("sfxcard: unknown parameter %s; the PCM takes dir, card, capture, loop, record, record_format, pointer, rewind, onset_threshold, onset_silence_ms", key);
     return -EINVAL;
 }
 
@@ -905,6 +919,27 @@ static void free_unopened(sfx_pcm *p)
     free(p);
 }
 
+/* 0 when the card may be opened now: not refusing opens (refuse_open), and with the id or index
+ * the definition's `card` names, if it names one; else the negative errno the open fails with. */
+static int check_identity(const sfx_pcm *p)
+{
+    const sfxcard_state *state = p->card.state;
+    uint32_t refusal = card_get(&state->refuse_open);
+    if (refusal)
+        return -(int)refusal;
+    if (!p->wanted_card[0])
+        return 0;
+    char id[sizeof state->card_id + 1];
+    for (size_t i = 0; i < sizeof state->card_id; i++)
+        id[i] = __atomic_load_n(&state->card_id[i], __ATOMIC_ACQUIRE);
+    id[sizeof state->card_id] = 0;
+    if (!id[0])
+        snprintf(id, sizeof id, "%s", SFXCARD_DEFAULT_ID);
+    char index[16];
+    snprintf(index, sizeof index, "%u", card_get(&state->card_index));
+    return !strcmp(p->wanted_card, id) || !strcmp(p->wanted_card, index) ? 0 : -ENODEV;
+}
+
 SND_PCM_PLUGIN_DEFINE_FUNC(sfxcard)
 {
     sfx_pcm *p = calloc(1, sizeof *p);
@@ -922,6 +957,8 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sfxcard)
     int err = card_parse_config(conf, &dir, pcm_option, p);
     if (err >= 0)
         err = card_open(&p->card, dir);
+    if (err >= 0)
+        err = check_identity(p);
     if (err >= 0 && stream == SND_PCM_STREAM_CAPTURE && p->capture_path)
         err = load_capture_file(p);
     if (err >= 0) {

@@ -12,8 +12,12 @@ final class CardState: @unchecked Sendable {
     /// Byte offsets of the 32-bit fields.
     enum Field: Int {
         case version = 8, size = 12, xrunRequests = 16, disconnected = 20, masterSwitch = 24, masterVolume = 28,
-             underrunRequests = 32
+             underrunRequests = 32, refuseOpen = 36, cardIndex = 40
     }
+
+    /// Where the card's id (16 bytes, NUL-padded) is.
+    static let cardIDOffset = 44
+    static let cardIDSize = 16
 
     private let base: UnsafeMutableRawPointer
 
@@ -61,6 +65,20 @@ final class CardState: @unchecked Sendable {
 
     deinit {
         munmap(base, CardState.size)
+    }
+
+    /// The card's id as the state holds it ("" when it names none).
+    var cardID: String {
+        get {
+            let bytes = (0..<CardState.cardIDSize).map { base.load(fromByteOffset: CardState.cardIDOffset + $0, as: UInt8.self) }
+            return String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        set {
+            let bytes = Array(newValue.utf8.prefix(CardState.cardIDSize - 1))
+            for offset in 0..<CardState.cardIDSize {
+                base.storeBytes(of: offset < bytes.count ? bytes[offset] : 0, toByteOffset: CardState.cardIDOffset + offset, as: UInt8.self)
+            }
+        }
     }
 
     subscript(field: Field) -> UInt32 {

@@ -279,16 +279,86 @@ public struct VirtualCard: Sendable {
     /// stream is in SND_PCM_STATE_DISCONNECTED; opening fails with -ENODEV.
     public func disconnect() {
         state[.disconnected] = 1
+        removeAsoundTree()
         log("disconnect")
     }
 
     /// Plugs the card back: new opens work (streams that saw the unplug stay dead; reopen them).
     public func reconnect() {
         state[.disconnected] = 0
+        writeAsoundTree()
         log("reconnect")
     }
 
+    /// Plugs the card back as the kernel may number a USB card plugged in again: with the index
+    /// `index` (its id stays), so that `pcmName(card:)` by the old index no longer opens and by
+    /// the id does; the asound tree, if made, shows it as card`index`.
+    public func reconnect(index: Int) {
+        removeAsoundTree()
+        state[.cardIndex] = UInt32(clamping: max(index, 0))
+        state[.disconnected] = 0
+        writeAsoundTree()
+        log("reconnect index=\(cardIndex)")
+    }
+
     public var isDisconnected: Bool { state[.disconnected] != 0 }
+
+    /// Makes every PCM open of the card fail with `code` (a positive errno: EBUSY as when another
+    /// program holds a card, EACCES as when the user may not open it) until set back to nil;
+    /// open streams play on.
+    public var refusesOpen: Int32? {
+        get { state[.refuseOpen] == 0 ? nil : Int32(bitPattern: state[.refuseOpen]) }
+        nonmutating set { state[.refuseOpen] = newValue.map { UInt32(bitPattern: abs($0)) } ?? 0 }
+    }
+
+    // MARK: The card's identity
+
+    /// The card's index now (0 unless `reconnect(index:)` changed it), as /proc/asound/cardN.
+    public var cardIndex: Int { Int(state[.cardIndex]) }
+
+    /// The card's stable name, as /proc/asound/cardN/id holds it: "sfxcard" unless set (at most
+    /// 15 bytes of it are kept).
+    public var cardID: String {
+        get { let id = state.cardID; return id.isEmpty ? "sfxcard" : id }
+        nonmutating set {
+            state.cardID = newValue
+            if !isDisconnected { removeAsoundTree(); writeAsoundTree() }
+        }
+    }
+
+    /// The card behind `plug`, opening only while `card` (the `CARD` argument) is the card's id or
+    /// its index now, as `plughw:CARD=…` does: "sfxcard_card:CARD=sfxcard,DEV=0",
+    /// "sfxcard_card:1" (by index). Otherwise its open fails with ENODEV.
+    public func pcmName(card: String) -> String { "sfxcard_card:CARD=\(card),DEV=0" }
+
+    /// The definition behind `pcmName(card:)`, whose arguments are hw's (CARD, DEV).
+    public var cardPCMName: String { "sfxcard_card" }
+
+    /// Where the card's tree laid out like /proc/asound is (`makeAsoundTree()`): `card<index>/id`
+    /// while the card is plugged in. Give it to the functions that take an asound root
+    /// (`CardName.resolve(_:asoundRoot:)`, `CardWatcher`).
+    public var asoundRoot: URL { directory.appending(path: "asound", directoryHint: .isDirectory) }
+
+    /// Makes the tree at `asoundRoot` (0700, the id file 0600) and returns it; from then on
+    /// `disconnect` removes the card from it and `reconnect` writes it back, at its index then. A
+    /// card whose tree was never made has none (its directory holds what it always held).
+    @discardableResult
+    public func makeAsoundTree() -> URL {
+        _ = mkdir(asoundRoot.path, 0o700)
+        if !isDisconnected { writeAsoundTree() }
+        return asoundRoot
+    }
+
+    private func writeAsoundTree() {
+        let card = asoundRoot.appending(path: "card\(cardIndex)", directoryHint: .isDirectory)
+        guard FileManager.default.fileExists(atPath: asoundRoot.path) else { return }
+        _ = mkdir(card.path, 0o700)
+        try? PrivateFile.replace(card.appending(path: "id"), with: Data((cardID + "\n").utf8))
+    }
+
+    private func removeAsoundTree() {
+        try? FileManager.default.removeItem(at: asoundRoot.appending(path: "card\(cardIndex)"))
+    }
 
     /// The Master Playback Switch: off sends silence to the DAC.
     public var masterSwitch: Bool {
@@ -405,6 +475,28 @@ public struct VirtualCard: Sendable {
             type plug
             slave.pcm "sfxcard_hw"
             hint.description "sfx virtual sound card"
+        }
+
+        # The card by its id or index (hw's arguments), behind plug: it opens only while CARD
+        # is the card's id or its index now (the state file's), as plughw:CARD=… does.
+        pcm.sfxcard_card {
+            @args [ CARD DEV ]
+            @args.CARD { type string default "sfxcard" }
+            @args.DEV { type integer default 0 }
+            type plug
+            slave.pcm {
+                type sfxcard
+                dir \(quoted(directory.path))\(capture)
+                card $CARD
+                onset_threshold \(onsetThreshold)
+                onset_silence_ms \(onsetSilenceMilliseconds)
+                record \(record ? "yes" : "no")
+                record_format \(recordingFormat.rawValue)
+                record_continue \(continuesRecording ? "yes" : "no")
+                pointer \(pointer.rawValue)
+                rewind \(rewind.rawValue)
+            }
+            hint.description "sfx virtual sound card, by its id or index"
         }
 
         ctl.sfxcard {

@@ -6,8 +6,9 @@ import Glibc
 /// errno's name and ALSA's words. The cases sort the errno into what a caller acts on; every
 /// case carries the device, the operation and the positive errno (`code`).
 ///
-/// Its description is one line that names the device and, for the common cases (no such device,
-/// busy, no permission), what to do.
+/// Its description is one line that names the device and what to do: `DeviceFailure` sorts the
+/// errno further by where the device leads (a sound server's plugin, a card, a PCM name alsa-lib
+/// does not know) and says whether waiting may help (`isTransient`).
 public enum ALSAError: Error, CustomStringConvertible, Sendable, Hashable {
     /// No such device, or it went away (ENOENT, ENODEV, ENXIO): pick another, or reopen it later.
     case noDevice(device: String, operation: String, code: Int32)
@@ -75,25 +76,27 @@ public enum ALSAError: Error, CustomStringConvertible, Sendable, Hashable {
         case ESTRPIPE: "ESTRPIPE"
         case EBADFD: "EBADFD"
         case ENOSYS: "ENOSYS"
+        case EHOSTDOWN: "EHOSTDOWN"
+        case ECONNREFUSED: "ECONNREFUSED"
         default: "errno \(code)"
         }
     }
 
-    public var description: String {
-        let words = String(cString: snd_strerror(-code))
-        let fix: String
-        switch code {
-        case ENOENT, ENODEV, ENXIO:
-            fix = "; `sfx devices` lists the devices there are, and --device picks one"
-        case EBUSY:
-            fix = "; another program holds it: use a shared device such as 'default' or 'dmix', or close the other program"
-        case EACCES, EPERM:
-            fix = "; add the user to the 'audio' group (usermod -aG audio $USER) and log in again"
-        default:
-            fix = ""
-        }
-        return "audio device '\(device)': \(operation) failed: \(words) (\(errnoName))\(fix)"
-    }
+    /// What the failure is, sorted for what a program does about it: see `DeviceFailure`. It
+    /// reads alsa-lib's configuration (which plugin the device leads to) and, for a sound
+    /// server's plugin, whether the server's socket answers: call it off the real-time thread.
+    public var failure: DeviceFailure { DeviceFailure(self) }
+
+    /// Whether waiting may help: the device's sound server is not up yet, the device or card is
+    /// absent, unplugged or busy, or the call was interrupted — a program may keep trying to
+    /// open it (with back-off). False for what only a change of configuration, permissions or
+    /// request mends (a format or rate the device does not offer, no permission, a PCM name
+    /// alsa-lib does not know, a server that refuses this user). Reads the configuration as
+    /// `failure` does.
+    public var isTransient: Bool { failure.isTransient }
+
+    /// One line that names the device, what failed and the fix (see `DeviceFailure`).
+    public var description: String { failure.line }
 }
 
 /// alsa-lib set up for sfx: its own stderr diagnostics silenced (sfx reports every failure as one

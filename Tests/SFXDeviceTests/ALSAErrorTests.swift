@@ -34,13 +34,16 @@ final class ALSAErrorTests: XCTestCase {
         XCTAssertFalse(ALSAError(device: "d", operation: "o", code: -EBUSY).isDisconnect)
     }
 
+    /// The lines as DeviceFailure sorts the errno (hw is a card's plugin, so ENODEV is a card
+    /// gone, to be reopened, and EBUSY names the holder when /proc/asound says; here it cannot).
     func testTheLineNamesTheDeviceTheErrnoAndTheFix() {
         XCTAssertEqual(ALSAError(device: "hw:9,0", operation: "open for playback", code: -ENODEV).description,
-                       "audio device 'hw:9,0': open for playback failed: No such device (ENODEV); "
-                       + "`sfx devices` lists the devices there are, and --device picks one")
+                       "audio device 'hw:9,0': open for playback failed: the card is gone (ENODEV: unplugged or switched off); "
+                       + "it is reopened when it comes back: plug it in again, or choose another with -D / output.device "
+                       + "(`sfx devices` lists the devices there are)")
         XCTAssertEqual(ALSAError(device: "hw:0,0", operation: "open for playback", code: -EBUSY).description,
-                       "audio device 'hw:0,0': open for playback failed: Device or resource busy (EBUSY); another program "
-                       + "holds it: use a shared device such as 'default' or 'dmix', or close the other program")
+                       "audio device 'hw:0,0': open for playback failed: the device is busy (EBUSY); another program "
+                       + "holds it: close the other program, or use a shared device such as 'default' or 'dmix'")
         XCTAssertEqual(ALSAError(device: "x", operation: "play", code: -EIO).description,
                        "audio device 'x': play failed: Input/output error (EIO)")
     }

@@ -50,6 +50,8 @@
 /** dB of volume step 1 in hundredths (volume v gives (v - 100) * 0.5 dB). */
 #define SFXCARD_VOLUME_MIN_CENTIBEL (-5000)
 #define SFXCARD_VOLUME_STEP_CENTIBEL 50
+/** The card's id when the state file names none. */
+#define SFXCARD_DEFAULT_ID "sfxcard"
 
 /**
  * The card's shared state: a 64-byte file, little-endian, naturally aligned 32-bit fields,
@@ -65,7 +67,18 @@
  *  32  underrun_requests  each increment makes every running playback stream underrun as a
  *                      held-up client does: its DAC plays all that was written, then the stream
  *                      is in XRUN (an injected xrun drops what is queued, as a suspend does)
- *  36  reserved[7]     zero
+ *  36  refuse_open     nonzero: a positive errno (EBUSY, EACCES, …) that every PCM open fails
+ *                      with while the card is plugged in, as a card held by another program or
+ *                      one the user may not open does; 0 = opens work
+ *  40  card_index      the card's index now (as /proc/asound/cardN numbers a card); it may
+ *                      change when the card is plugged in again
+ *  44  card_id[16]     the card's stable name (as /proc/asound/cardN/id), NUL-padded; empty
+ *                      means "sfxcard"
+ *  60  reserved[1]     zero
+ *
+ * A PCM definition may name the card it wants (`card "Speaker"` or `card 1`, from @args
+ * [CARD]): its open fails with -ENODEV unless that is the card's id or its index now, as
+ * hw:CARD=… does for a card that is not there.
  */
 typedef struct sfxcard_state {
     char magic[8];
@@ -76,7 +89,10 @@ typedef struct sfxcard_state {
     uint32_t master_switch;
     uint32_t master_volume;
     uint32_t underrun_requests;
-    uint32_t reserved[7];
+    uint32_t refuse_open;
+    uint32_t card_index;
+    char card_id[16];
+    uint32_t reserved[1];
 } sfxcard_state;
 
 _Static_assert(sizeof(sfxcard_state) == 64, "the state file is 64 bytes");
