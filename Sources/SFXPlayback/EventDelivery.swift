@@ -89,6 +89,8 @@ final class EventDelivery: @unchecked Sendable {
     /// The kernel's id of the `sfx-events` thread, 0 before it runs.
     let threadID = Atomic<Int32>(0)
     private var reportedRealtime = false
+    /// Watches for cards while the device is lost (started and stopped here, off the real-time thread).
+    private let deviceWatch: DeviceWatch?
     /// Why there is no device now (`Metrics.deviceProblem`); nil while it plays.
     let deviceProblem = Mutex<String?>(nil)
     /// Commands held while there was no device are still to be sent on (`CommandQueue.release`).
@@ -99,10 +101,11 @@ final class EventDelivery: @unchecked Sendable {
     private var behindThreshold = EventDelivery.firstBehindThreshold
     static let firstBehindThreshold = 1024
 
-    init(notices: SPSCRing<OutputNotice>, output: OutputThread, commands: CommandQueue) {
+    init(notices: SPSCRing<OutputNotice>, output: OutputThread, commands: CommandQueue, deviceWatch: DeviceWatch? = nil) {
         self.notices = notices
         self.output = output
         self.commands = commands
+        self.deviceWatch = deviceWatch
         completionQueue.setSpecific(key: Self.handlerQueueKey, value: true)
         completionQueue.setSpecific(key: Self.completionQueueKey, value: true)
         eventQueue.setSpecific(key: Self.handlerQueueKey, value: true)
@@ -337,10 +340,12 @@ final class EventDelivery: @unchecked Sendable {
                 let why = ALSAError(device: output.settings.request.device, operation: "play", code: code).description
                 commands.hold(reason: why)
                 deviceProblem.withLock { $0 = why }
+                deviceWatch?.start()
                 reports.append(.deviceLost(why))
             case .deviceRestored:
                 releasing = true
                 deviceProblem.withLock { $0 = nil }
+                deviceWatch?.stop()
                 reports.append(.deviceRestored(output.currentParameters))
             case .closedWhenIdle:
                 reports.append(.deviceClosedWhenIdle)

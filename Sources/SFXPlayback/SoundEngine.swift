@@ -64,6 +64,13 @@ public final class SoundEngine: @unchecked Sendable {
         /// `.fail`, `deviceUnavailable` is reported once and the device is tried again every
         /// second at most.
         public var whileNoDevice = NoDevicePolicy.mix
+        /// Where sound cards are listed (/proc/asound): a card named by its index (`hw:1,0`) is
+        /// followed by its id (`hw:CARD=Speaker,DEV=0`), read from there at start. Tests give
+        /// a tree of their own.
+        package var asoundRoot = "/proc/asound"
+        /// What the hot-plug watcher reads while there is no device: the kernel's events through
+        /// libudev (nil), or a test's synthetic ones.
+        package var cardEvents: (@Sendable () throws(CardWatcherError) -> any CardEventSource)?
         /// Voices that may sound at once, 1…4096; beyond, the lowest priority and then the
         /// oldest is stolen (positional voices too quiet to hear are virtual and not counted).
         public var maxVoices = 64
@@ -233,6 +240,8 @@ public final class SoundEngine: @unchecked Sendable {
     public let library: SoundLibrary
 
     private let output: OutputThread
+    /// Watches for cards while there is no device.
+    let deviceWatch: DeviceWatch
     /// The output thread, for tests that look at where commands were placed.
     var outputThread: OutputThread { output }
     private let commands: CommandQueue
@@ -275,7 +284,11 @@ public final class SoundEngine: @unchecked Sendable {
             for name in configuration.preloadedSystemSounds { _ = try? library.systemSound(named: name) }
             return library
         }
-        let request = configuration.rewind ? RewindMode.coarseRequest(for: configuration.output) : configuration.output
+        // A card named by its index is followed by its id, which stays when the card comes back
+        // at another index (a USB speaker switched off and on).
+        var asked = configuration.output
+        if let card = CardName.resolve(asked.device, asoundRoot: configuration.asoundRoot) { asked.device = card.stableName }
+        let request = configuration.rewind ? RewindMode.coarseRequest(for: asked) : asked
         // Without its device (`whileNoDevice`), the engine runs as after a loss: by the clock,
         // at the rate and channels asked for, trying the device until it opens.
         let pcm: (any PlaybackDevice)?
@@ -314,14 +327,16 @@ public final class SoundEngine: @unchecked Sendable {
         let notices = SPSCRing<OutputNotice>(capacity: max(configuration.noticeCapacity, 4 * reserve))
         let idleFrames = configuration.idleTimeout.map { max(1, Int(Double(format.sampleRate) * $0.seconds)) } ?? 0
         output = OutputThread(device: pcm, parameters: granted, mixer: mixer, commands: ring, notices: notices,
-                              settings: .init(request: configuration.output, devices: configuration.devices,
+                              settings: .init(request: asked, devices: configuration.devices,
                                               realtimePriority: configuration.realtimePriority,
                                               idleFrames: idleFrames, rewind: configuration.rewind),
                               commandBudget: budget, noticeReserve: reserve)
         var queueLimit = 0
         if case .queue(let limit) = configuration.whileNoDevice { queueLimit = limit }
         commands = CommandQueue(ring: ring, output: output, queueLimit: queueLimit)
-        delivery = EventDelivery(notices: notices, output: output, commands: commands)
+        deviceWatch = DeviceWatch(device: asked.device, asoundRoot: configuration.asoundRoot, source: configuration.cardEvents,
+                                  output: output)
+        delivery = EventDelivery(notices: notices, output: output, commands: commands, deviceWatch: deviceWatch)
         delivery.handler = configuration.onEvent
         let prepared = try preparing.value()
         if prepared.configuration.format == format {
@@ -337,6 +352,7 @@ public final class SoundEngine: @unchecked Sendable {
                 + "; raise the memlock limit (ulimit -l, memlock in /etc/security/limits.d) or grant CAP_IPC_LOCK"))
         }
         if let unavailable {
+            deviceWatch.start()
             commands.hold(reason: unavailable)
             delivery.deviceProblem.withLock { $0 = unavailable }
             delivery.publish(.deviceUnavailable(unavailable))
@@ -363,6 +379,7 @@ public final class SoundEngine: @unchecked Sendable {
         start()   // a thread never started would never say it stopped
         haptics.withLock { $0?.close() }
         output.stop(drain: drain)
+        deviceWatch.stop()
         delivery.stop()
         if memoryLocked { munlockall() }
     }

@@ -100,6 +100,69 @@ final class NoDeviceTests: XCTestCase {
         XCTAssertGreaterThan(heard.samples.map(abs).max() ?? 0, 0.7, "the two held plays sounded together (0.4 each)")
     }
 
+    /// A card configured by its index is followed by its id: unplugged, and plugged in again at
+    /// another index, it is reopened as soon as the hot-plug watcher (synthetic udev events here)
+    /// reports it, not at the next try of the back-off.
+    func testACardBackAtAnotherIndexIsReopenedByItsNameWhenTheWatcherSeesIt() throws {
+        let card = try VirtualCard()
+        defer { try? card.remove() }
+        card.makeCurrent()
+        card.cardID = "Speaker"
+        card.makeAsoundTree()
+        let events = SyntheticCardEvents()
+        var configuration = SoundEngine.Configuration()
+        configuration.output.device = "sfxcard_card:0"
+        configuration.output.periodFrames = 960
+        configuration.output.periodCount = 4
+        configuration.rewind = false
+        configuration.asoundRoot = card.asoundRoot.path
+        configuration.cardEvents = { events }
+        configuration.muteFlag = MuteFlag(url: card.directory.appending(path: "muted"))
+        let engine = try SoundEngine(configuration: configuration)
+        defer { engine.close() }
+        XCTAssertEqual(engine.metrics.parameters.device, "sfxcard_card:CARD=Speaker", "followed by its id")
+        XCTAssertFalse(engine.deviceWatch.isWatching, "no watcher while the device plays")
+        let tock = try engine.systemSound(named: "tock")
+        engine.play(tock)
+        XCTAssertTrue(engine.waitUntilIdle(timeout: .seconds(5)))
+
+        card.disconnect()
+        events.sendCard("remove", index: 0, id: "Speaker")
+        XCTAssertTrue(eventually { engine.metrics.deviceLost })
+        XCTAssertTrue(eventually { engine.deviceWatch.isWatching }, "watching once the device is lost: \(engine.deviceWatch.problem ?? "")")
+        usleep(2_500_000)   // the back-off is at its longest (1 s) by now
+        card.reconnect(index: 3)
+        let plugged = Date()
+        events.sendCard("add", index: 3, id: "Speaker")
+        XCTAssertTrue(eventually(timeout: 3) { engine.metrics.deviceOpen })
+        let attached = Date().timeIntervalSince(plugged)
+        print(String(format: "back at index 3: reopened by its id %.3f s after the watcher saw it", attached))
+        XCTAssertLessThan(attached, 0.5, "the watcher's word cut the back-off short")
+        XCTAssertTrue(eventually { !engine.deviceWatch.isWatching }, "the watcher stops once the device plays")
+        engine.play(tock)
+        XCTAssertTrue(engine.waitUntilIdle(timeout: .seconds(5)))
+        engine.close()
+        let onsets = try card.events().drop { $0.kind != .reconnect }.filter { if case .onset = $0.kind { true } else { false } }
+        XCTAssertEqual(onsets.count, 1, "heard after the card came back at its new index")
+    }
+
+    func testAChangeMattersWhenItIsTheDevicesCardOrTheDeviceNamesNone() throws {
+        let (card, configuration) = try unpluggedCard(.mix)
+        defer { try? card.remove() }
+        let engine = try SoundEngine(configuration: configuration)
+        defer { engine.close() }
+        func watch(_ device: String) -> DeviceWatch {
+            DeviceWatch(device: device, asoundRoot: card.asoundRoot.path, source: nil, output: engine.outputThread)
+        }
+        let speaker = CardChange(action: .add, cardIndex: 2, cardID: "Speaker", sysname: "card2", devnode: nil)
+        XCTAssertTrue(watch("hw:CARD=Speaker,DEV=0").matters(speaker))
+        XCTAssertTrue(watch("plughw:2").matters(speaker))
+        XCTAssertFalse(watch("hw:CARD=Headset,DEV=0").matters(speaker))
+        XCTAssertTrue(watch("default").matters(speaker), "a plugin's device may be any card")
+        XCTAssertFalse(watch("hw:CARD=Speaker,DEV=0").matters(
+            CardChange(action: .remove, cardIndex: 2, cardID: "Speaker", sysname: "card2", devnode: nil)))
+    }
+
     func testFailThrowsTheDevicesError() throws {
         let (card, configuration) = try unpluggedCard(.fail)
         defer { try? card.remove() }
