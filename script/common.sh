@@ -27,6 +27,8 @@ cd "$SFX_ROOT"
 # file's raw measurements without libmysofa and resamples them).
 # Following sound cards: libudev-dev (libudev.h, which Sources/CSFXUdev is compiled against;
 # libudev1 itself is loaded on first use by CardWatcher, and every Debian system has it).
+# The Python binding's tests: python3-venv (pip installs bindings/python into a fresh virtual
+# environment, offline, with the system's setuptools) and python3-pytest (its suite).
 # Tests only: libopenal-dev (OpenAL Soft; OpenALReferenceTests builds Tests/Support/OpenALReference/
 # render.c against it and renders the same scenes through its loopback device, the reference that
 # sfx's positional audio is compared with). Nothing of sfx links it, so `--build` leaves it out.
@@ -35,7 +37,8 @@ SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libsoxr-de
               alsa-utils sound-theme-freedesktop sox gcc g++ binutils man-db zsh
               libpulse-dev pipewire pipewire-bin wireplumber pipewire-pulse dbus pulseaudio-utils
               pipewire-alsa libasound2-plugins systemd util-linux python3 libcurl4-openssl-dev
-              libmysofa-dev python3-h5py python3-numpy python3-scipy libudev-dev libopenal-dev)
+              libmysofa-dev python3-h5py python3-numpy python3-scipy libudev-dev libopenal-dev
+              python3-venv python3-pytest)
 
 # What a program that depends on sfx needs to build (`script/packages --build` prints it; the
 # README quotes it): pkg-config and the -dev packages above but the tests' libopenal-dev. What its

@@ -1,0 +1,323 @@
+"""sfx for Python: low-latency sound effects and alerts on Linux, over libsfx (sfx.h).
+
+Every call goes to the C API; its one-line errors arrive as SfxError. Completion callbacks are
+called on a Python thread of the binding's own ("sfx-callbacks"), one at a time, in order: the
+engine's completion thread only hands them over, and never the real-time thread.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import queue
+import threading
+from typing import Callable, Optional, Sequence
+
+__all__ = [
+    "Engine", "Voice", "SfxError", "GROUP_EFFECTS", "GROUP_UI", "GROUP_ALERTS", "GROUP_MUSIC",
+    "PRIORITY_LOW", "PRIORITY_NORMAL", "PRIORITY_HIGH", "PRIORITY_CRITICAL", "library_version",
+]
+
+GROUP_EFFECTS, GROUP_UI, GROUP_ALERTS, GROUP_MUSIC = 0, 1, 2, 3
+PRIORITY_LOW, PRIORITY_NORMAL, PRIORITY_HIGH, PRIORITY_CRITICAL = 64, 128, 192, 255
+OUTCOMES = {0: "finished", 1: "stopped", 2: "stolen", 3: "rejected"}
+_NO_DEVICE = {"mix": 0, "queue": 1, "fail": 2}
+_STATUS_NAMES = {-1: "null", -2: "closed", -3: "range", -4: "device", -5: "sound", -6: "rejected",
+                 -7: "haptics", -8: "failed"}
+
+
+class SfxError(Exception):
+    """An sfx call failed: `status` is sfx.h's code (negative), the message its one line."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.kind = _STATUS_NAMES.get(status, "failed")
+
+
+def _load_library() -> ctypes.CDLL:
+    path = os.environ.get("SFX_LIBRARY") or ctypes.util.find_library("sfx") or "libsfx.so.0"
+    try:
+        return ctypes.CDLL(path)
+    except OSError as error:
+        raise ImportError(f"libsfx cannot be loaded ({error}); install sfx's C library "
+                          "(script/install, or the libsfx0 package) or set SFX_LIBRARY to libsfx.so.0's path") from error
+
+
+_lib = _load_library()
+
+_sfx_voice = ctypes.c_uint64
+_sfx_sound = ctypes.c_uint32
+_COMPLETION = ctypes.CFUNCTYPE(None, _sfx_voice, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
+
+
+class _Config(ctypes.Structure):
+    _fields_ = [("device", ctypes.c_char_p), ("sample_rate", ctypes.c_uint32), ("period_frames", ctypes.c_uint32),
+                ("periods", ctypes.c_uint32), ("max_voices", ctypes.c_uint32), ("hrtf", ctypes.c_char_p),
+                ("while_no_device", ctypes.c_int32), ("queue_limit", ctypes.c_uint32)]
+
+
+class _PlayOptions(ctypes.Structure):
+    _fields_ = [("volume", ctypes.c_float), ("pan", ctypes.c_float), ("loops", ctypes.c_int32),
+                ("group", ctypes.c_uint32), ("priority", ctypes.c_uint32), ("max_instances", ctypes.c_uint32),
+                ("completion", _COMPLETION), ("user_data", ctypes.c_void_p)]
+
+
+def _declare(name, restype, *argtypes):
+    function = getattr(_lib, name)
+    function.restype = restype
+    function.argtypes = list(argtypes)
+    return function
+
+
+_engine_p = ctypes.c_void_p
+_version = _declare("sfx_version", ctypes.c_char_p)
+_last_error = _declare("sfx_last_error", ctypes.c_char_p)
+_config_init = _declare("sfx_config_init", None, ctypes.POINTER(_Config))
+_options_init = _declare("sfx_play_options_init", None, ctypes.POINTER(_PlayOptions))
+_open = _declare("sfx_open", ctypes.c_int, ctypes.POINTER(_Config), ctypes.POINTER(_engine_p))
+_close = _declare("sfx_close", ctypes.c_int, _engine_p)
+_wait_idle = _declare("sfx_wait_idle", ctypes.c_int, _engine_p, ctypes.c_uint32)
+_device_status = _declare("sfx_device_status", ctypes.c_int, _engine_p, ctypes.c_char_p, ctypes.c_size_t)
+_system_sound = _declare("sfx_system_sound", ctypes.c_int, _engine_p, ctypes.c_char_p, ctypes.POINTER(_sfx_sound))
+_load_file = _declare("sfx_load_file", ctypes.c_int, _engine_p, ctypes.c_char_p, ctypes.POINTER(_sfx_sound))
+_load_pcm = _declare("sfx_load_pcm", ctypes.c_int, _engine_p, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t,
+                     ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(_sfx_sound))
+_dispose = _declare("sfx_dispose", ctypes.c_int, _engine_p, _sfx_sound)
+_play = _declare("sfx_play", ctypes.c_int, _engine_p, _sfx_sound, ctypes.POINTER(_PlayOptions), ctypes.POINTER(_sfx_voice))
+_voice_stop = _declare("sfx_voice_stop", ctypes.c_int, _engine_p, _sfx_voice, ctypes.c_uint32)
+_voice_set_volume = _declare("sfx_voice_set_volume", ctypes.c_int, _engine_p, _sfx_voice, ctypes.c_float)
+_voice_set_pan = _declare("sfx_voice_set_pan", ctypes.c_int, _engine_p, _sfx_voice, ctypes.c_float)
+_stop_all = _declare("sfx_stop_all", ctypes.c_int, _engine_p, ctypes.c_uint32)
+_alert = _declare("sfx_alert", ctypes.c_int, _engine_p, _sfx_sound, ctypes.c_float, _COMPLETION, ctypes.c_void_p,
+                  ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(_sfx_voice))
+_vibrate = _declare("sfx_vibrate", ctypes.c_int, _engine_p, ctypes.POINTER(ctypes.c_uint32), ctypes.c_size_t)
+_vibrate_cancel = _declare("sfx_vibrate_cancel", ctypes.c_int, _engine_p)
+
+
+def library_version() -> str:
+    """libsfx's version ("0.1.0")."""
+    return _version().decode()
+
+
+def _check(status: int) -> int:
+    if status < 0:
+        message = _last_error()
+        raise SfxError(status, message.decode(errors="replace") if message else f"sfx error {status}")
+    return status
+
+
+class _Callbacks:
+    """Completions handed from the engine's completion thread to a Python thread of our own."""
+
+    def __init__(self):
+        self._waiting: dict[int, Callable] = {}
+        self._lock = threading.Lock()
+        self._next = 1
+        self._queue: "queue.SimpleQueue" = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="sfx-callbacks", daemon=True)
+        self._thread.start()
+        # One C function for every completion; its user_data is the key of the Python callable.
+        self.trampoline = _COMPLETION(self._arrived)
+
+    def register(self, callback: Optional[Callable]) -> int:
+        if callback is None:
+            return 0
+        with self._lock:
+            key = self._next
+            self._next += 1
+            self._waiting[key] = callback
+        return key
+
+    def forget(self, key: int) -> None:
+        with self._lock:
+            self._waiting.pop(key, None)
+
+    def _arrived(self, voice, outcome, detail, user_data):
+        # On the engine's completion thread (ctypes holds the GIL here): hand over, return at once.
+        self._queue.put((user_data or 0, int(voice), OUTCOMES.get(outcome, str(outcome)),
+                         detail.decode(errors="replace") if detail else None))
+
+    def _run(self):
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            key, voice, outcome, detail = item
+            with self._lock:
+                callback = self._waiting.pop(key, None)
+            if callback is not None:
+                try:
+                    callback(voice, outcome, detail)
+                except Exception:  # a callback's error must not end the thread
+                    import traceback
+                    traceback.print_exc()
+
+    def drain(self, timeout: float = 5.0) -> None:
+        """Waits until every completion handed over so far has been called."""
+        done = threading.Event()
+        self._queue.put((-1, 0, "", None))
+        with self._lock:
+            self._waiting[-1] = lambda *_: done.set()
+        done.wait(timeout)
+
+
+class Voice:
+    """One play of a sound: stop it, or change its volume or pan while it sounds."""
+
+    def __init__(self, engine: "Engine", voice_id: int):
+        self._engine = engine
+        self.id = voice_id
+
+    def stop(self, fade: float = 0.005) -> None:
+        """Fades it out over `fade` seconds (0…60); its completion says "stopped"."""
+        _check(_voice_stop(self._engine._handle(), self.id, int(round(fade * 1000))))
+
+    def set_volume(self, volume: float) -> None:
+        """0…16, smoothed; a voice that has ended is left alone."""
+        _check(_voice_set_volume(self._engine._handle(), self.id, volume))
+
+    def set_pan(self, pan: float) -> None:
+        """-1 (left) … 1 (right), smoothed."""
+        _check(_voice_set_pan(self._engine._handle(), self.id, pan))
+
+    def __repr__(self) -> str:
+        return f"Voice({self.id})"
+
+
+class Engine:
+    """An open sfx engine: ALSA "default" (or `device`), its real-time thread, its sounds.
+
+    `while_no_device`: "mix" (the default: without a device the engine opens all the same, plays
+    on the clock and attaches once the device can be opened), "queue" (plays wait for it, at most
+    `queue_limit`) or "fail" (SfxError now)."""
+
+    def __init__(self, device: Optional[str] = None, sample_rate: int = 0, period_frames: int = 0, periods: int = 0,
+                 max_voices: int = 0, while_no_device: str = "mix", queue_limit: int = 0):
+        if while_no_device not in _NO_DEVICE:
+            raise ValueError(f"while_no_device {while_no_device!r}: use 'mix', 'queue' or 'fail'")
+        config = _Config()
+        _config_init(ctypes.byref(config))
+        self._device = device.encode() if device is not None else None
+        config.device = self._device
+        config.sample_rate, config.period_frames, config.periods = sample_rate, period_frames, periods
+        config.max_voices = max_voices
+        config.while_no_device, config.queue_limit = _NO_DEVICE[while_no_device], queue_limit
+        handle = _engine_p()
+        _check(_open(ctypes.byref(config), ctypes.byref(handle)))
+        self._engine = handle
+        self._callbacks = _Callbacks()
+
+    def _handle(self):
+        return self._engine
+
+    # Sounds
+
+    def system_sound(self, name: str) -> int:
+        """A named system sound ("tock", "bell", "message-new-instant", …): its sound id."""
+        sound = _sfx_sound()
+        _check(_system_sound(self._engine, name.encode(), ctypes.byref(sound)))
+        return sound.value
+
+    def load(self, path: "str | os.PathLike[str]") -> int:
+        """Decodes a sound file (WAV, FLAC, Ogg, Opus, MP3, …; M4A through FFmpeg) into a new sound id."""
+        sound = _sfx_sound()
+        _check(_load_file(self._engine, os.fsencode(path), ctypes.byref(sound)))
+        return sound.value
+
+    def load_pcm(self, samples: Sequence[float], channels: int = 1, sample_rate: int = 48_000) -> int:
+        """Interleaved float samples (-1…1) into a new sound id."""
+        buffer = (ctypes.c_float * len(samples))(*samples)
+        sound = _sfx_sound()
+        _check(_load_pcm(self._engine, buffer, len(samples) // channels, channels, sample_rate, ctypes.byref(sound)))
+        return sound.value
+
+    def dispose(self, sound: int) -> None:
+        """Forgets a loaded sound; its voices fade out."""
+        _check(_dispose(self._engine, sound))
+
+    # Playing
+
+    def play(self, sound: int, volume: float = 1.0, pan: float = 0.0, loops: int = 0, group: int = GROUP_EFFECTS,
+             priority: int = PRIORITY_NORMAL, max_instances: int = 0,
+             on_complete: Optional[Callable[[int, str, Optional[str]], None]] = None) -> Voice:
+        """Starts `sound` at once, from any thread; `on_complete(voice_id, outcome, detail)` is
+        called once, on the binding's callback thread, with "finished", "stopped", "stolen" or
+        "rejected" (and why)."""
+        options = _PlayOptions()
+        _options_init(ctypes.byref(options))
+        options.volume, options.pan, options.loops = volume, pan, loops
+        options.group, options.priority, options.max_instances = group, priority, max_instances
+        key = self._callbacks.register(on_complete)
+        if key:
+            options.completion = self._callbacks.trampoline
+            options.user_data = key
+        voice = _sfx_voice()
+        try:
+            _check(_play(self._engine, sound, ctypes.byref(options), ctypes.byref(voice)))
+        except SfxError:
+            self._callbacks.forget(key)
+            raise
+        return Voice(self, voice.value)
+
+    def stop_all(self, fade: float = 0.005) -> None:
+        _check(_stop_all(self._engine, int(round(fade * 1000))))
+
+    def alert(self, sound: int, volume: float = 1.0,
+              on_complete: Optional[Callable[[int, str, Optional[str]], None]] = None) -> dict:
+        """Plays an alert, or vibrates when the output is muted (or there is no device):
+        {"played": bool, "vibrated": bool, "voice": Voice or None}."""
+        key = self._callbacks.register(on_complete)
+        heard, voice = ctypes.c_uint(0), _sfx_voice(0)
+        try:
+            _check(_alert(self._engine, sound, volume, self._callbacks.trampoline if key else _COMPLETION(),
+                          key or None, ctypes.byref(heard), ctypes.byref(voice)))
+        except SfxError:
+            self._callbacks.forget(key)
+            raise
+        if not heard.value & 1:
+            self._callbacks.forget(key)
+        return {"played": bool(heard.value & 1), "vibrated": bool(heard.value & 2),
+                "voice": Voice(self, voice.value) if voice.value else None}
+
+    def vibrate(self, pattern_ms: Optional[Sequence[int]] = None) -> None:
+        """Vibrates: durations in ms alternating on and off, starting with on; None: one 400 ms buzz."""
+        if not pattern_ms:
+            _check(_vibrate(self._engine, None, 0))
+        else:
+            array = (ctypes.c_uint32 * len(pattern_ms))(*pattern_ms)
+            _check(_vibrate(self._engine, array, len(pattern_ms)))
+
+    def cancel_vibration(self) -> None:
+        _check(_vibrate_cancel(self._engine))
+
+    # State
+
+    def device_status(self) -> "tuple[bool, str]":
+        """(True, "") while the device plays; (False, why) without one (it is tried again)."""
+        buffer = ctypes.create_string_buffer(1024)
+        status = _check(_device_status(self._engine, buffer, len(buffer)))
+        return status == 1, buffer.value.decode(errors="replace")
+
+    def wait_idle(self, timeout: float = 60.0) -> bool:
+        """Waits until no voice sounds and every completion has been called, or `timeout` passes."""
+        status = _wait_idle(self._engine, int(timeout * 1000))
+        if status < 0 and status != -8:
+            _check(status)
+        self._callbacks.drain(timeout)
+        return status == 0
+
+    def close(self) -> None:
+        """Stops every sound (completions say "stopped") and closes the device; later calls fail."""
+        if self._engine:
+            _check(_close(self._engine))
+            self._callbacks.drain()
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self.wait_idle(10)
+        finally:
+            self.close()
