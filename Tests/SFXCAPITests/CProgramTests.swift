@@ -90,6 +90,33 @@ final class CProgramTests: XCTestCase {
         XCTAssertEqual(vibrations, "400\n30,20,30\n")
     }
 
+    /// The recorder from C (Tests/SFXCAPITests/C/record_check.c): a voice message with a prompt,
+    /// a meter and a count-up, a second long, in M4A; one under its minimum discarded; one
+    /// cancelled; the errors. The card's capture side plays a 440 Hz tone at -10 dBFS.
+    func testRecordingFromC() throws {
+        let tone = scratch.appending(path: "tone.wav")
+        let samples = (0..<96_000).map { Float(0.316 * sin(2 * Double.pi * 440 * Double($0) / 48_000)) }
+        try WAVAudio(sampleRate: 48_000, channels: 1, samples: samples).write(to: tone)
+        card = try VirtualCard(directory: scratch.appending(path: "recording-card"), captureSource: tone, loopCapture: true)
+        let program = try build(Installed.checkout.appending(path: "Tests/SFXCAPITests/C/record_check.c"), "record_check")
+        let recordings = scratch.appending(path: "recordings")
+        try FileManager.default.createDirectory(at: recordings, withIntermediateDirectories: true)
+        let run = try shell("\(quoted(program.path)) \(quoted(recordings.path))", in: scratch,
+                            environment: ["ALSA_CONFIG_PATH": card.configURL.path,
+                                          "XDG_CONFIG_HOME": scratch.appending(path: "config").path])
+        XCTAssertEqual(run.status, 0, run.output + run.errors)
+        XCTAssertTrue(run.output.hasSuffix("ok\n"), run.output)
+        let message = try Data(contentsOf: recordings.appending(path: "message.m4a"))
+        XCTAssertEqual(String(decoding: message.dropFirst(4).prefix(4), as: UTF8.self), "ftyp", "an MPEG-4 file")
+        let line = try XCTUnwrap(run.output.split(separator: "\n").first { $0.hasPrefix("message ") })
+        let words = line.split(separator: " ")
+        let seconds = try XCTUnwrap(Double(words[2])), peak = try XCTUnwrap(Double(words[6]))
+        XCTAssertEqual(seconds, 1.0, accuracy: 0.15, "the duration stop gave: \(line)")
+        XCTAssertEqual(peak, -10, accuracy: 1.5, "the meter saw the card's tone: \(line)")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: recordings.path), ["message.m4a"], "nothing else kept")
+        XCTAssertTrue(try card.events().contains { if case .onset = $0.kind { true } else { false } }, "the prompt played")
+    }
+
     /// 16 threads × 10,000 plays through sfx_play at once (Tests/SFXCAPITests/C/completion_flood.c):
     /// every play accepted completes exactly once, none refused completes, and sfx_wait_idle
     /// then succeeds. Hundreds of accepted plays used to wait for sfx_close: a rewind restored a

@@ -39,6 +39,6 @@ final class PythonBindingTests: XCTestCase {
                               timeout: 300)
         print(tests.output)
         XCTAssertEqual(tests.status, 0, "pytest: \(tests.output)\(tests.errors)")
-        XCTAssertTrue(tests.output.contains("7 passed"), tests.output)
+        XCTAssertTrue(tests.output.contains("8 passed"), tests.output)
     }
 }

@@ -477,6 +477,54 @@ int sfx_vibrate(sfx_engine *engine, const uint32_t *pattern_ms, size_t count);
 /* Stops a running vibration; the actuator is left off. Any thread. */
 int sfx_vibrate_cancel(sfx_engine *engine);
 
+/* ---- Recording ------------------------------------------------------------------------- */
+
+/* A voice message or any recording: the capture device into a file, with a level meter, a
+ * count-up, an optional prompt played first, and limits. Zero means the default in every field. */
+typedef struct sfx_record_options {
+    const char *path;         /* the file to write (it must not exist); NULL: a new file in
+                                 $XDG_DATA_HOME/sfx/recordings, private to the user */
+    const char *format;       /* "m4a" (AAC-LC, what every phone plays; the default), "opus", "vorbis",
+                                 "mp3", "flac" or "wav"; NULL: from the path's extension, else m4a */
+    const char *device;       /* the ALSA capture PCM; NULL: "default" */
+    uint32_t sample_rate;     /* Hz; 0: 48000 */
+    uint32_t channels;        /* 1 or 2; 0: 1 */
+    float max_seconds;        /* stops by itself after this long; 0: no limit */
+    float min_seconds;        /* shorter recordings are removed when stopped (SFX_ERROR_REJECTED); 0: none */
+    sfx_sound prompt;         /* a sound played (on the engine given to sfx_record_start) and waited
+                                 for before capture starts, as a voice message's tone; 0: none */
+} sfx_record_options;
+
+typedef struct sfx_recorder sfx_recorder;
+
+/* Starts recording: plays the prompt (if any, on `engine`, which may be NULL without one), opens
+ * the capture device, creates the file and captures on a real-time thread of its own.
+ * `*recorder` is set on success, to NULL on failure: SFX_ERROR_NULL without `recorder`,
+ * SFX_ERROR_RANGE for an option out of range or an unknown format, SFX_ERROR_DEVICE when the
+ * device cannot be opened, SFX_ERROR_FAILED when the file cannot be created (the message names it).
+ * Any thread. */
+int sfx_record_start(sfx_engine *engine, const sfx_record_options *options, sfx_recorder **recorder);
+
+/* The level of channel 0 now, in dBFS (average over the last 100 ms, and peak, held); -160 for
+ * silence. Either pointer may be NULL. For a meter drawn while recording. Any thread. */
+int sfx_record_level(sfx_recorder *recorder, float *average_db, float *peak_db);
+
+/* Seconds recorded so far (the count-up); `*finished` (when not NULL) 1 once the recording
+ * ended by itself (max_seconds, a full disk, a lost device: sfx_record_stop then says how). */
+int sfx_record_elapsed(sfx_recorder *recorder, double *seconds, int *finished);
+
+/* Stops (if still recording), completes the file and frees the recorder (the handle is then
+ * invalid). SFX_OK with the file's path in `path` (`size` bytes, NUL included; may be NULL) and
+ * its duration in `*seconds` (may be NULL); SFX_ERROR_REJECTED when it was shorter than
+ * min_seconds (the file is removed; the message says so); SFX_ERROR_FAILED or SFX_ERROR_DEVICE
+ * when it ended on an error (a full disk or a lost device keeps what was written: the message
+ * says where); SFX_ERROR_RANGE when `size` is too small for the path (the recording is complete
+ * all the same; the message names it). Any thread. */
+int sfx_record_stop(sfx_recorder *recorder, char *path, size_t size, double *seconds);
+
+/* Stops, removes the file and frees the recorder. Any thread. */
+int sfx_record_cancel(sfx_recorder *recorder);
+
 #ifdef __cplusplus
 }
 #endif

@@ -105,3 +105,32 @@ def test_an_engine_without_its_device_says_why_and_plays_on_the_clock():
 
 def test_the_library_version():
     assert re.fullmatch(r"\d+\.\d+\.\d+", sfx.library_version())
+
+
+def test_a_recording_with_a_prompt_a_meter_and_limits(tmp_path):
+    with sfx.Engine() as engine:
+        before = len(onsets())
+        recorder = sfx.Recorder(tmp_path / "message.wav", engine=engine, prompt=engine.system_sound("tock"),
+                                max_seconds=30, min_seconds=0.2)
+        readings = []
+        while recorder.elapsed < 0.5:
+            readings.append(recorder.level())
+            assert not recorder.finished
+        path, seconds = recorder.stop()
+    assert len(onsets()) == before + 1, "the prompt played (the card's log is complete once the engine closed)"
+    assert path == str(tmp_path / "message.wav") and pathlib.Path(path).stat().st_size > 44
+    assert 0.45 < seconds < 0.8
+    assert readings and all(peak <= 0 for _, peak in readings)   # the card's capture side is silent here
+
+    short = sfx.Recorder(tmp_path / "short.wav", min_seconds=5)
+    with pytest.raises(sfx.SfxError) as rejected:
+        short.stop()
+    assert rejected.value.kind == "rejected" and "short.wav" in str(rejected.value)
+    assert not (tmp_path / "short.wav").exists()
+
+    gone = sfx.Recorder(tmp_path / "gone.flac")
+    gone.cancel()
+    assert not (tmp_path / "gone.flac").exists()
+    with pytest.raises(sfx.SfxError) as unknown:
+        sfx.Recorder(tmp_path / "x.aiff", format="aiff")
+    assert unknown.value.kind == "range"

@@ -14,7 +14,7 @@ import threading
 from typing import Callable, Optional, Sequence
 
 __all__ = [
-    "Engine", "Voice", "SfxError", "GROUP_EFFECTS", "GROUP_UI", "GROUP_ALERTS", "GROUP_MUSIC",
+    "Engine", "Voice", "Recorder", "SfxError", "GROUP_EFFECTS", "GROUP_UI", "GROUP_ALERTS", "GROUP_MUSIC",
     "PRIORITY_LOW", "PRIORITY_NORMAL", "PRIORITY_HIGH", "PRIORITY_CRITICAL", "library_version",
 ]
 
@@ -93,6 +93,19 @@ _alert = _declare("sfx_alert", ctypes.c_int, _engine_p, _sfx_sound, ctypes.c_flo
                   ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(_sfx_voice))
 _vibrate = _declare("sfx_vibrate", ctypes.c_int, _engine_p, ctypes.POINTER(ctypes.c_uint32), ctypes.c_size_t)
 _vibrate_cancel = _declare("sfx_vibrate_cancel", ctypes.c_int, _engine_p)
+
+
+class _RecordOptions(ctypes.Structure):
+    _fields_ = [("path", ctypes.c_char_p), ("format", ctypes.c_char_p), ("device", ctypes.c_char_p),
+                ("sample_rate", ctypes.c_uint32), ("channels", ctypes.c_uint32), ("max_seconds", ctypes.c_float),
+                ("min_seconds", ctypes.c_float), ("prompt", _sfx_sound)]
+
+
+_record_start = _declare("sfx_record_start", ctypes.c_int, _engine_p, ctypes.POINTER(_RecordOptions), ctypes.POINTER(ctypes.c_void_p))
+_record_level = _declare("sfx_record_level", ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_float))
+_record_elapsed = _declare("sfx_record_elapsed", ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int))
+_record_stop = _declare("sfx_record_stop", ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_double))
+_record_cancel = _declare("sfx_record_cancel", ctypes.c_int, ctypes.c_void_p)
 
 
 def library_version() -> str:
@@ -321,3 +334,59 @@ class Engine:
             self.wait_idle(10)
         finally:
             self.close()
+
+
+class Recorder:
+    """A recording, started at once: a voice message (M4A, AAC-LC, by default) with an optional
+    prompt played first on `engine`, a level meter, a count-up, and limits.
+
+        with sfx.Engine() as engine:
+            recorder = sfx.Recorder(engine=engine, prompt=engine.system_sound("tock"), max_seconds=30, min_seconds=1)
+            ...                                    # recorder.level(), recorder.elapsed
+            path, seconds = recorder.stop()        # SfxError (kind "rejected") when under min_seconds
+    """
+
+    def __init__(self, path: "Optional[str | os.PathLike[str]]" = None, format: Optional[str] = None,
+                 device: Optional[str] = None, sample_rate: int = 0, channels: int = 0, max_seconds: float = 0,
+                 min_seconds: float = 0, prompt: int = 0, engine: Optional[Engine] = None):
+        options = _RecordOptions()
+        self._path = os.fsencode(path) if path is not None else None
+        self._format = format.encode() if format else None
+        self._device = device.encode() if device else None
+        options.path, options.format, options.device = self._path, self._format, self._device
+        options.sample_rate, options.channels = sample_rate, channels
+        options.max_seconds, options.min_seconds, options.prompt = max_seconds, min_seconds, prompt
+        handle = ctypes.c_void_p()
+        _check(_record_start(engine._handle() if engine else None, ctypes.byref(options), ctypes.byref(handle)))
+        self._recorder = handle
+
+    def level(self) -> "tuple[float, float]":
+        """(average, peak) of channel 0 now, in dBFS (-160 for silence): for a meter."""
+        average, peak = ctypes.c_float(), ctypes.c_float()
+        _check(_record_level(self._recorder, ctypes.byref(average), ctypes.byref(peak)))
+        return average.value, peak.value
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds recorded so far (the count-up)."""
+        seconds = ctypes.c_double()
+        _check(_record_elapsed(self._recorder, ctypes.byref(seconds), None))
+        return seconds.value
+
+    @property
+    def finished(self) -> bool:
+        """Whether it ended by itself (max_seconds, a full disk, a lost device): stop() says how."""
+        done = ctypes.c_int()
+        _check(_record_elapsed(self._recorder, None, ctypes.byref(done)))
+        return bool(done.value)
+
+    def stop(self) -> "tuple[str, float]":
+        """Completes the file: (its path, its duration in seconds)."""
+        buffer = ctypes.create_string_buffer(4096)
+        seconds = ctypes.c_double()
+        _check(_record_stop(self._recorder, buffer, len(buffer), ctypes.byref(seconds)))
+        return os.fsdecode(buffer.value), seconds.value
+
+    def cancel(self) -> None:
+        """Stops and removes the file."""
+        _check(_record_cancel(self._recorder))
