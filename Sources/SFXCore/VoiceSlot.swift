@@ -208,23 +208,52 @@ struct VoiceSlot {
         let n = min(frames, Int((last - start) / inc) + 1)
         let l = left, r = right
         let scale: Float = 1 / 16_777_216
-        if outputChannels == 2 {
-            for k in 0..<n {
-                let at = start &+ UInt64(k) &* inc
-                let i = Int(truncatingIfNeeded: at >> 32)
-                let f = Float(Int32(truncatingIfNeeded: (at & 0xFFFF_FFFF) >> 8)) * scale
-                let a = samples[i], b = samples[i &+ 1]
-                let s = a + (b - a) * f
-                o[2 * k] += s * l.value(after: k + 1)
-                o[2 * k + 1] += s * r.value(after: k + 1)
+        // Four frames at a time: the reads are scalar (each frame's pair of source frames), the
+        // rest is SIMD; the frames left over take the same arithmetic one at a time.
+        let groups = n / 4
+        var at = start
+        var out = o
+        // The four frames' fractions are the low 32 bits of their positions: they move on by
+        // 4 × the step modulo 2³², as the positions do.
+        let lowStep = UInt32(truncatingIfNeeded: inc)
+        var fractions = SIMD4(repeating: UInt32(truncatingIfNeeded: start)) &+ SIMD4(0, 1, 2, 3) &* lowStep
+        let groupStep = SIMD4(repeating: lowStep &* 4)
+        for g in 0..<groups {
+            let p0 = at, p1 = at &+ inc, p2 = p1 &+ inc, p3 = p2 &+ inc
+            at = p3 &+ inc
+            let i0 = Int(truncatingIfNeeded: p0 >> 32), i1 = Int(truncatingIfNeeded: p1 >> 32)
+            let i2 = Int(truncatingIfNeeded: p2 >> 32), i3 = Int(truncatingIfNeeded: p3 >> 32)
+            let a = SIMD4(samples[i0], samples[i1], samples[i2], samples[i3])
+            let b = SIMD4(samples[i0 &+ 1], samples[i1 &+ 1], samples[i2 &+ 1], samples[i3 &+ 1])
+            let f = SIMD4<Float>(SIMD4<Int32>(truncatingIfNeeded: fractions &>> 8)) * scale
+            fractions &+= groupStep
+            let s = a + (b - a) * f
+            let k = 4 * g + 1
+            let raw = UnsafeMutableRawPointer(out)
+            if outputChannels == 2 {
+                let x = s * l.values(after: k), y = s * r.values(after: k)
+                raw.storeBytes(of: raw.loadUnaligned(as: SIMD4<Float>.self) + SIMD4(x[0], y[0], x[1], y[1]), as: SIMD4<Float>.self)
+                raw.storeBytes(of: raw.loadUnaligned(fromByteOffset: 16, as: SIMD4<Float>.self) + SIMD4(x[2], y[2], x[3], y[3]),
+                               toByteOffset: 16, as: SIMD4<Float>.self)
+                out += 8
+            } else {
+                raw.storeBytes(of: raw.loadUnaligned(as: SIMD4<Float>.self) + s * l.values(after: k), as: SIMD4<Float>.self)
+                out += 4
             }
-        } else {
-            for k in 0..<n {
-                let at = start &+ UInt64(k) &* inc
-                let i = Int(truncatingIfNeeded: at >> 32)
-                let f = Float(Int32(truncatingIfNeeded: (at & 0xFFFF_FFFF) >> 8)) * scale
-                let a = samples[i], b = samples[i &+ 1]
-                o[k] += (a + (b - a) * f) * l.value(after: k + 1)
+        }
+        for k in (4 * groups)..<n {
+            let i = Int(truncatingIfNeeded: at >> 32)
+            let f = Float(Int32(truncatingIfNeeded: (at & 0xFFFF_FFFF) >> 8)) * scale
+            at = at &+ inc
+            let a = samples[i], b = samples[i &+ 1]
+            let s = a + (b - a) * f
+            if outputChannels == 2 {
+                out[0] += s * l.value(after: k + 1)
+                out[1] += s * r.value(after: k + 1)
+                out += 2
+            } else {
+                out[0] += s * l.value(after: k + 1)
+                out += 1
             }
         }
         let end = start &+ UInt64(n) &* inc
