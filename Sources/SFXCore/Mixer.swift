@@ -984,11 +984,12 @@ public final class Mixer: @unchecked Sendable {
     /// silence over one update.
     private func updatePositionalVoices() {
         let listener = state.pointee.listener, world = state.pointee.world
+        let frame = Spatializer.frame(of: listener)
         let threshold = configuration.virtualThreshold
         forEachVoice { slot in
             guard voices[slot].positional else { return }
             voices[slot].fadingToVirtual = false
-            let result = Spatializer.compute(voices[slot].source, listener: listener, world: world)
+            let result = Spatializer.compute(voices[slot].source, listener: listener, frame: frame, world: world)
             voices[slot].spatialGain = result.gain * listener.gain
             voices[slot].spatialPan = result.pan
             voices[slot].spatialDirection = result.direction

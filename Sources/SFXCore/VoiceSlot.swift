@@ -424,7 +424,18 @@ struct VoiceSlot {
         case (1, 1):
             for k in 0..<frames { o[k] += p[k] * left.value(after: k + 1) }
         case (1, _):
-            for k in 0..<frames {
+            // Four frames at a time in SIMD4, the same arithmetic lane by lane as the rest.
+            let groups = frames / 4
+            for g in 0..<groups {
+                let k = 4 &* g
+                let x = UnsafeRawPointer(p + k).loadUnaligned(as: SIMD4<Float>.self)
+                let a = x * left.values(after: k &+ 1), b = x * right.values(after: k &+ 1)
+                let out = UnsafeMutableRawPointer(o + 2 &* k)
+                out.storeBytes(of: out.loadUnaligned(as: SIMD4<Float>.self) + SIMD4(a[0], b[0], a[1], b[1]), as: SIMD4<Float>.self)
+                out.storeBytes(of: out.loadUnaligned(fromByteOffset: 16, as: SIMD4<Float>.self) + SIMD4(a[2], b[2], a[3], b[3]),
+                               toByteOffset: 16, as: SIMD4<Float>.self)
+            }
+            for k in (4 * groups)..<frames {
                 let l = left.value(after: k + 1), r = right.value(after: k + 1)
                 o[2 * k] += p[k] * l
                 o[2 * k + 1] += p[k] * r
