@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Mixes cues into one interleaved output stream: voices, groups, fades, voice limits and
 /// stealing, master gain and a limiter — a pure function of the commands it is given and the
 /// frames it has rendered. No devices, no files, no clocks: the same commands applied before the
@@ -817,12 +823,33 @@ public final class Mixer: @unchecked Sendable {
                 effectInputInUse |= 1 << bus
             }
             var level = sends[slot][bus]
-            for i in 0..<frames {
-                let g = level.next() * gain
-                if channels == outputChannels {
-                    for c in 0..<channels { input[i * channels + c] += samples[i * channels + c] * g }
-                } else {
-                    for c in 0..<outputChannels { input[i * outputChannels + c] += samples[i] * g }
+            if level.isBlockable && outputChannels <= 2 {
+                // Each frame's level as `next` gives it, without a branch (the loops vectorise).
+                switch (channels, outputChannels) {
+                case (2, 2):
+                    for i in 0..<frames {
+                        let g = level.value(after: i + 1) * gain
+                        input[2 * i] += samples[2 * i] * g
+                        input[2 * i + 1] += samples[2 * i + 1] * g
+                    }
+                case (1, 2):
+                    for i in 0..<frames {
+                        let g = level.value(after: i + 1) * gain
+                        input[2 * i] += samples[i] * g
+                        input[2 * i + 1] += samples[i] * g
+                    }
+                default:
+                    for i in 0..<frames { input[i] += samples[i] * (level.value(after: i + 1) * gain) }
+                }
+                level.advance(by: frames)
+            } else {
+                for i in 0..<frames {
+                    let g = level.next() * gain
+                    if channels == outputChannels {
+                        for c in 0..<channels { input[i * channels + c] += samples[i * channels + c] * g }
+                    } else {
+                        for c in 0..<outputChannels { input[i * outputChannels + c] += samples[i] * g }
+                    }
                 }
             }
             sends[slot][bus] = level
@@ -957,11 +984,12 @@ public final class Mixer: @unchecked Sendable {
     /// silence over one update.
     private func updatePositionalVoices() {
         let listener = state.pointee.listener, world = state.pointee.world
+        let frame = Spatializer.frame(of: listener)
         let threshold = configuration.virtualThreshold
         forEachVoice { slot in
             guard voices[slot].positional else { return }
             voices[slot].fadingToVirtual = false
-            let result = Spatializer.compute(voices[slot].source, listener: listener, world: world)
+            let result = Spatializer.compute(voices[slot].source, listener: listener, frame: frame, world: world)
             voices[slot].spatialGain = result.gain * listener.gain
             voices[slot].spatialPan = result.pan
             voices[slot].spatialDirection = result.direction
@@ -1266,6 +1294,12 @@ public final class Mixer: @unchecked Sendable {
         }
         // A positional voice is a point: on stereo output its sound (a mono sound the library
         // made stereo, or a stereo one) takes the equal-power law at its pan on each channel.
+        // Computed at every spatial update, in Float (a voice's own pan, above, in Double).
+        if v.positional && format.channels == 2 {
+            let angle = (v.spatialPan + 1) * (Float.pi / 4)
+            let gain = v.gain * v.spatialGain
+            return (gain * cos(angle), gain * sin(angle))
+        }
         return v.positional
             ? VoiceSlot.channelGains(gain: v.gain * v.spatialGain, pan: v.spatialPan,
                                      cueChannels: format.channels == 2 ? 1 : v.cueChannels, outputChannels: format.channels)

@@ -35,9 +35,31 @@ struct Ramp {
         step = length > 0 ? (newTarget - start) / Float(length) : 0
     }
 
+    /// `value(after:)` of k, k + 1, k + 2 and k + 3, lane by lane the same arithmetic.
+    @inline(__always)
+    func values(after k: Int) -> SIMD4<Float> {
+        let e = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: elapsed) &+ Int32(truncatingIfNeeded: k)) &+ SIMD4(0, 1, 2, 3)
+        let v = SIMD4(repeating: start) + SIMD4(repeating: step) * SIMD4<Float>(e)
+        return v.replacing(with: target, where: e .>= SIMD4(repeating: Int32(truncatingIfNeeded: length)))
+    }
+
+    /// True when `value(after:)` may be used: the glide is shorter than 2³⁰ frames (its frame
+    /// count fits the 32-bit arithmetic that lets the loops calling it vectorise).
+    var isBlockable: Bool { length < 1 << 30 }
+
     /// Moves `frames` frames on at once (the value is that of `frames` calls of `next`).
     mutating func advance(by frames: Int) {
         elapsed = min(elapsed + max(frames, 0), max(length, elapsed))
+    }
+
+    /// The value `k` frames on (k ≥ 1) without moving: what the k-th call of `next` would
+    /// return. Free of branches (a select), so a loop over frames that calls it can be
+    /// vectorised; `advance(by:)` then moves the ramp past the frames used.
+    @inline(__always)
+    func value(after k: Int) -> Float {
+        let e = Int32(truncatingIfNeeded: elapsed) &+ Int32(truncatingIfNeeded: k)
+        let v = start + step * Float(e)
+        return e < Int32(truncatingIfNeeded: length) ? v : target
     }
 
     /// Moves one frame on and returns the value for that frame.

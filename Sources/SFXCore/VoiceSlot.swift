@@ -143,6 +143,13 @@ struct VoiceSlot {
     ) -> Int? {
         var done = 0
         while done < frames {
+            if positional && cueChannels == 1 && envelope.isSettled && hold.isSettled && envelope.target == 1
+                && hold.target == 1 && position + 2 < frameCount && left.isBlockable && right.isBlockable {
+                done += addPositional(samples, into: bus + done * outputChannels, frames: frames - done,
+                                      outputChannels: outputChannels)
+                if !wrapAtEnd() { return done }
+                continue
+            }
             if cueChannels == 1 && outputChannels == 2 && envelope.isSettled && hold.isSettled
                 && envelope.target == 1 && hold.target == 1 && position + 2 < frameCount {
                 // A mono cue away from its end with nothing fading (a positional voice under
@@ -182,6 +189,91 @@ struct VoiceSlot {
             if paused && hold.isSettled { return nil }
         }
         return nil
+    }
+
+    /// One run of a positional mono cue at a rate other than 1 (doppler), its envelope and
+    /// pause gain at 1, while the frame after the read position exists: returns the frames
+    /// added (at least 1). The read position is fixed point, 32 bits of fraction: each frame
+    /// moves it on by the step rounded to 2⁻³² (`fixedStep`), exactly, so the positions are
+    /// the same however rendering is split, and `fraction` stays a multiple of 2⁻³² (exact in
+    /// Double). Each sample is a + (b − a)·f, f the fraction's top 24 bits; the gains are the
+    /// ramps' values for each frame (`Ramp.value(after:)`, as `next` gives them).
+    private mutating func addPositional(
+        _ samples: UnsafePointer<Float>, into o: UnsafeMutablePointer<Float>, frames: Int, outputChannels: Int
+    ) -> Int {
+        let inc = Self.fixedStep(step)
+        let start = UInt64(position) << 32 | Self.fixedFraction(fraction)
+        // The last position whose next frame exists: frame frameCount − 2, any fraction.
+        let last = UInt64(frameCount - 2) << 32 | 0xFFFF_FFFF
+        let n = min(frames, Int((last - start) / inc) + 1)
+        let l = left, r = right
+        let scale: Float = 1 / 16_777_216
+        // Four frames at a time: the reads are scalar (each frame's pair of source frames), the
+        // rest is SIMD; the frames left over take the same arithmetic one at a time.
+        let groups = n / 4
+        var at = start
+        var out = o
+        // The four frames' fractions are the low 32 bits of their positions: they move on by
+        // 4 × the step modulo 2³², as the positions do.
+        let lowStep = UInt32(truncatingIfNeeded: inc)
+        var fractions = SIMD4(repeating: UInt32(truncatingIfNeeded: start)) &+ SIMD4(0, 1, 2, 3) &* lowStep
+        let groupStep = SIMD4(repeating: lowStep &* 4)
+        for g in 0..<groups {
+            let p0 = at, p1 = at &+ inc, p2 = p1 &+ inc, p3 = p2 &+ inc
+            at = p3 &+ inc
+            let i0 = Int(truncatingIfNeeded: p0 >> 32), i1 = Int(truncatingIfNeeded: p1 >> 32)
+            let i2 = Int(truncatingIfNeeded: p2 >> 32), i3 = Int(truncatingIfNeeded: p3 >> 32)
+            let a = SIMD4(samples[i0], samples[i1], samples[i2], samples[i3])
+            let b = SIMD4(samples[i0 &+ 1], samples[i1 &+ 1], samples[i2 &+ 1], samples[i3 &+ 1])
+            let f = SIMD4<Float>(SIMD4<Int32>(truncatingIfNeeded: fractions &>> 8)) * scale
+            fractions &+= groupStep
+            let s = a + (b - a) * f
+            let k = 4 * g + 1
+            let raw = UnsafeMutableRawPointer(out)
+            if outputChannels == 2 {
+                let x = s * l.values(after: k), y = s * r.values(after: k)
+                raw.storeBytes(of: raw.loadUnaligned(as: SIMD4<Float>.self) + SIMD4(x[0], y[0], x[1], y[1]), as: SIMD4<Float>.self)
+                raw.storeBytes(of: raw.loadUnaligned(fromByteOffset: 16, as: SIMD4<Float>.self) + SIMD4(x[2], y[2], x[3], y[3]),
+                               toByteOffset: 16, as: SIMD4<Float>.self)
+                out += 8
+            } else {
+                raw.storeBytes(of: raw.loadUnaligned(as: SIMD4<Float>.self) + s * l.values(after: k), as: SIMD4<Float>.self)
+                out += 4
+            }
+        }
+        for k in (4 * groups)..<n {
+            let i = Int(truncatingIfNeeded: at >> 32)
+            let f = Float(Int32(truncatingIfNeeded: (at & 0xFFFF_FFFF) >> 8)) * scale
+            at = at &+ inc
+            let a = samples[i], b = samples[i &+ 1]
+            let s = a + (b - a) * f
+            if outputChannels == 2 {
+                out[0] += s * l.value(after: k + 1)
+                out[1] += s * r.value(after: k + 1)
+                out += 2
+            } else {
+                out[0] += s * l.value(after: k + 1)
+                out += 1
+            }
+        }
+        let end = start &+ UInt64(n) &* inc
+        position = Int(truncatingIfNeeded: end >> 32)
+        fraction = Double(end & 0xFFFF_FFFF) * (1 / 4_294_967_296.0)
+        left.advance(by: n)
+        right.advance(by: n)
+        return n
+    }
+
+    /// A step in source frames as a 32.32 fixed-point increment (at least 2⁻³²).
+    @inline(__always)
+    private static func fixedStep(_ step: Double) -> UInt64 {
+        max(1, UInt64((step * 4_294_967_296).rounded()))
+    }
+
+    /// A fraction 0..<1 as 32 bits of fixed point (truncated: exact for a multiple of 2⁻³²).
+    @inline(__always)
+    private static func fixedFraction(_ fraction: Double) -> UInt64 {
+        min(0xFFFF_FFFF, UInt64(fraction * 4_294_967_296))
     }
 
     /// Brings a position past the cue's end back into it for each loop left; false when the
@@ -314,39 +406,54 @@ struct VoiceSlot {
     }
 
     /// `addFrame` over a run of frames whose channel gains glide and whose envelope and pause
-    /// gain rest at 1: each frame's gains are the ramps' next values, as `addFrame` gets them.
+    /// gain rest at 1: each frame's gains are the ramps' values for that frame (`Ramp.value(after:)`,
+    /// what `next` would return, so the samples are the same bit for bit), computed without a
+    /// branch so that the loops vectorise; the ramps then move on by the run.
     private mutating func addGliding(
         from p: UnsafePointer<Float>, into o: UnsafeMutablePointer<Float>, frames: Int, outputChannels: Int
     ) {
-        var left = self.left, right = self.right
-        defer {
-            self.left = left
-            self.right = right
+        let left = self.left, right = self.right
+        guard left.isBlockable && right.isBlockable else {
+            for k in 0..<frames {
+                addFrame(from: p + k * cueChannels, into: o + k * outputChannels,
+                         left: self.left.next(), right: self.right.next(), outputChannels: outputChannels)
+            }
+            return
         }
         switch (cueChannels, outputChannels) {
         case (1, 1):
-            for k in 0..<frames {
-                o[k] += p[k] * left.next()
-                _ = right.next()
-            }
+            for k in 0..<frames { o[k] += p[k] * left.value(after: k + 1) }
         case (1, _):
-            for k in 0..<frames {
-                let l = left.next(), r = right.next()
+            // Four frames at a time in SIMD4, the same arithmetic lane by lane as the rest.
+            let groups = frames / 4
+            for g in 0..<groups {
+                let k = 4 &* g
+                let x = UnsafeRawPointer(p + k).loadUnaligned(as: SIMD4<Float>.self)
+                let a = x * left.values(after: k &+ 1), b = x * right.values(after: k &+ 1)
+                let out = UnsafeMutableRawPointer(o + 2 &* k)
+                out.storeBytes(of: out.loadUnaligned(as: SIMD4<Float>.self) + SIMD4(a[0], b[0], a[1], b[1]), as: SIMD4<Float>.self)
+                out.storeBytes(of: out.loadUnaligned(fromByteOffset: 16, as: SIMD4<Float>.self) + SIMD4(a[2], b[2], a[3], b[3]),
+                               toByteOffset: 16, as: SIMD4<Float>.self)
+            }
+            for k in (4 * groups)..<frames {
+                let l = left.value(after: k + 1), r = right.value(after: k + 1)
                 o[2 * k] += p[k] * l
                 o[2 * k + 1] += p[k] * r
             }
         case (_, 1):
             for k in 0..<frames {
-                let l = left.next(), r = right.next()
+                let l = left.value(after: k + 1), r = right.value(after: k + 1)
                 o[k] += p[2 * k] * l + p[2 * k + 1] * r
             }
         default:
             for k in 0..<frames {
-                let l = left.next(), r = right.next()
+                let l = left.value(after: k + 1), r = right.value(after: k + 1)
                 o[2 * k] += p[2 * k] * l
                 o[2 * k + 1] += p[2 * k + 1] * r
             }
         }
+        self.left.advance(by: frames)
+        self.right.advance(by: frames)
     }
 
     /// `addFrame` over a run of frames whose gains do not change; the same arithmetic per sample

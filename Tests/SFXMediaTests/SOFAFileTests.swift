@@ -137,13 +137,19 @@ final class SOFAFileTests: TemporaryDirectoryTestCase {
         }
     }
 
-    /// 128 taps after the onset keep at least 99 % of the filters' energy at 48 kHz.
+    /// The default 48 taps after the onset keep at least 95 % of the filters' energy at 48 kHz
+    /// (measured: 95.7 %; the ILD and ITD above hold with them), and 128 taps at least 99 %.
     func testTheTrimmedTapsKeepTheEnergy() throws {
         let (table, energyKept) = try defaultTable()
         print("\(table.name) at \(table.sampleRate) Hz: \(table.irLength) taps keep \(energyKept * 100) % of the energy; maximumDelay \(table.maximumDelay), removed \(table.removedDelay) frames; grid \(table.azimuthCount) × \(table.elevationCount) (\(table.elevations))")
-        XCTAssertEqual(table.irLength, 128)
-        XCTAssertGreaterThanOrEqual(energyKept, 0.99)
+        XCTAssertEqual(table.irLength, 48)
+        XCTAssertGreaterThanOrEqual(energyKept, 0.95)
         XCTAssertEqual(table.elevations, -40...90)
+        let url = try XCTUnwrap(SOFAFile.defaultURL)
+        let long = try SOFAFile.loadMeasuringEnergy(url, sampleRate: Self.rate, irLength: 128)
+        print("\(long.table.irLength) taps keep \(long.energyKept * 100) % of the energy")
+        XCTAssertEqual(long.table.irLength, 128)
+        XCTAssertGreaterThanOrEqual(long.energyKept, 0.99)
     }
 
     // MARK: - Moving

@@ -163,6 +163,14 @@ struct BenchReport: Codable {
                     goals.append(Goal(goal: goal, figures: world.notMeasured[feature.rawValue] ?? "a fit is missing", verdict: .notJudged))
                 }
             }
+            let busGoal = "sound in a game world: one reverb bus's fixed cost (K-independent) ≤ OpenAL Soft's EFX reverb"
+            if let bus = World.reverbBusCost(world) {
+                goals.append(Goal(goal: busGoal,
+                                  figures: "\(CPUFit.microseconds(bus.sfx, bus.sfxInterval)) vs \(CPUFit.microseconds(bus.openAL, bus.openALInterval)) µs/s (K = 1 windows, (d) − (a)); sfx ÷ OpenAL Soft \(CPUFit.ratioText(bus.sfx, bus.openAL, bus.ratioInterval, denominatorName: "OpenAL Soft's"))",
+                                  verdict: .atMost(bus.ratioInterval, 1)))
+            } else {
+                goals.append(Goal(goal: busGoal, figures: "the K = 1 windows of (a) or (d) are missing", verdict: .notJudged))
+            }
         }
         if let sfx = latency(Latency.positionalRewindClient, Latency.rewindLabel) {
             goals.append(Goal(goal: "sfx in rewind mode, the click a positional voice: p50 ≤ 1.5 ms trigger → DAC",

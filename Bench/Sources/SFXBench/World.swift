@@ -223,6 +223,34 @@ enum World {
         }
     }
 
+    /// The reverb bus's own cost, K-independent: per client, the mean of row (d)'s K = 1 windows
+    /// less row (a)'s (one voice each, the bus active; the one voice's send is in it too), in µs
+    /// of CPU per second of audio as a fraction of a core; each mean's interval at 97.5 %, so the
+    /// difference's and the ratio's cover at least 95 %.
+    struct BusCost: Codable {
+        var sfx: Double
+        var sfxInterval: Interval
+        var openAL: Double
+        var openALInterval: Interval
+        var ratio: Double
+        var ratioInterval: Interval?
+    }
+
+    static func reverbBusCost(_ result: Result) -> BusCost? {
+        func difference(_ sfx: Bool) -> (Double, Interval)? {
+            func k1(_ feature: Feature) -> SampleMean? {
+                SampleMean(result.rows.filter { $0.client == client(sfx, feature) && $0.voices == 1 }.map(\.coreShare))
+            }
+            guard let wet = k1(.reverb), let dry = k1(.positional),
+                  let wetInterval = wet.interval(level: CPUFit.combinedLevel),
+                  let dryInterval = dry.interval(level: CPUFit.combinedLevel) else { return nil }
+            return (wet.mean - dry.mean, wetInterval.minus(dryInterval))
+        }
+        guard let (sfx, sfxInterval) = difference(true), let (openAL, openALInterval) = difference(false) else { return nil }
+        return BusCost(sfx: sfx, sfxInterval: sfxInterval, openAL: openAL, openALInterval: openALInterval,
+                       ratio: sfx / openAL, ratioInterval: sfxInterval.divided(by: openALInterval))
+    }
+
     /// The section of the report: one row a feature.
     static func lines(_ result: Result) -> [String] {
         var lines = [
@@ -235,6 +263,9 @@ enum World {
         for c in comparisons(result) {
             let verdict = Feature.judged.contains(c.feature) ? Verdict.atMost(c.ratioInterval, 0.5).rawValue : "(no goal)"
             lines.append("| \(c.feature.title) | \(CPUFit.microseconds(c.sfx.slope, c.sfx.slopeInterval)) | \(CPUFit.microseconds(c.openAL.slope, c.openAL.slopeInterval)) | \(CPUFit.ratioText(c.sfx.slope, c.openAL.slope, c.ratioInterval, denominatorName: "OpenAL Soft's")) | \(format(c.sfx.value(at: 1024) * 100, digits: 1)) | \(format(c.openAL.value(at: 1024) * 100, digits: 1)) | \(verdict) |")
+        }
+        if let bus = reverbBusCost(result) {
+            lines.append("| one reverb bus's fixed cost (K = 1 windows: (d) − (a)), µs per second of audio | \(CPUFit.microseconds(bus.sfx, bus.sfxInterval)) | \(CPUFit.microseconds(bus.openAL, bus.openALInterval)) | \(CPUFit.ratioText(bus.sfx, bus.openAL, bus.ratioInterval, denominatorName: "OpenAL Soft's")) | | | \(Verdict.atMost(bus.ratioInterval, 1).rawValue) (goal ≤ 1) |")
         }
         for (feature, why) in result.notMeasured.sorted(by: { $0.key < $1.key }) {
             let title = Feature(rawValue: feature)?.title ?? feature

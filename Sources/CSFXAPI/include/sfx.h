@@ -413,7 +413,7 @@ int sfx_group_set_filter(sfx_engine *engine, uint32_t group, const sfx_filter *f
 
 /* What renders positional voices, as one line into `buffer` (`size` bytes, NUL included): "off";
  * "off: HRTF needs stereo output, …"; or the SOFA file's name, its taps and rate
- * ("default.sofa, 128 taps at 48000 Hz"). SFX_ERROR_NULL without `buffer`, SFX_ERROR_RANGE when
+ * ("default.sofa, 48 taps at 48000 Hz"). SFX_ERROR_NULL without `buffer`, SFX_ERROR_RANGE when
  * `size` is too small (the message says how many bytes it needs; `buffer` then holds as much as
  * fits, NUL-terminated, if `size` is not 0). Any thread. */
 int sfx_hrtf_status(sfx_engine *engine, char *buffer, size_t size);

@@ -43,7 +43,7 @@ public final class HRTFTable: @unchecked Sendable {
     public let name: String
     /// Frames per second of the taps and the delays.
     public let sampleRate: Int
-    /// Taps per ear (for SOFA files, `SOFAFile.irLength(sampleRate:)`: 128 at 48 kHz).
+    /// Taps per ear (for SOFA files, `SOFAFile.irLength(sampleRate:)`: 48 at 48 kHz by default).
     public let irLength: Int
     /// Frames: one more than the largest onset delay in the table, rounded up; every delay
     /// `filter(toward:)` returns is below it.

@@ -201,7 +201,14 @@ public enum Spatializer {
     /// most SS/DF, and f′ = f·(SS − DF·vls)/(SS − DF·vss). A relative source ignores the
     /// listener's velocity (both are in the listener's frame). The pitch is kept within 1/4…4.
     public static func compute(_ source: Source, listener: Listener, world: SpatialWorld) -> SpatialResult {
-        let (right, up, ahead) = frame(of: listener)
+        compute(source, listener: listener, frame: frame(of: listener), world: world)
+    }
+
+    /// `compute` with the listener's `frame(of:)` worked out once for many sources.
+    @inline(__always)
+    static func compute(_ source: Source, listener: Listener, frame: (right: Vector3, up: Vector3, ahead: Vector3),
+                        world: SpatialWorld) -> SpatialResult {
+        let (right, up, ahead) = frame
         // Everything in the listener's head: x right, y up, z ahead.
         let offset: Vector3
         let sourceVelocity: Vector3
