@@ -220,7 +220,7 @@ public final class SoundEngine: @unchecked Sendable {
         /// Rewind mode: whether the device's delay followed its DAC frame by frame when measured;
         /// rewinds then go to the guard ahead of the DAC by the delay, whatever the pointer does.
         public var delayFollowsDAC: Bool = false
-        /// "off", or what renders positional voices binaurally ("default.sofa, 128 taps at 48000 Hz"),
+        /// "off", or what renders positional voices binaurally ("default.sofa, 48 taps at 48000 Hz"),
         /// or why the HRTF asked for is not used ("off: HRTF needs stereo output, the output has 1 channel").
         public var hrtf: String = "off"
         /// Of `activeVoices`, the virtual ones: positional voices too quiet to hear, not mixed.
