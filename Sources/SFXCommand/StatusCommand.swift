@@ -36,6 +36,9 @@ enum StatusCommand: Subcommand {
             session.engine.start()
             // The output thread asks for SCHED_FIFO as it starts: wait a moment for the answer.
             for _ in 0..<50 where session.engine.metrics.realtimeGranted == nil { usleep(2_000) }
+            // The output's latency is read once the buffer is first filled (a sound server's
+            // plugin can take a while): up to half a second.
+            for _ in 0..<100 where session.engine.metrics.outputLatency == nil && !session.engine.metrics.deviceLost { usleep(5_000) }
             status = DaemonStatus(engine: session.engine, daemon: false, systemSoundsLoaded: 0, customSounds: [],
                                   hapticBackend: settings.hapticBackend?.rawValue ?? "auto")
             session.finish(played: false)

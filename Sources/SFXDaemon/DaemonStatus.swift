@@ -94,7 +94,7 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         lines.append("device: \(device)" + (deviceProblem.map { " — not open: \($0)" } ?? ""))
         lines.append("format: \(format) \(sampleRate) Hz \(channels) ch, period \(periodFrames) × \(periods) = buffer \(bufferFrames) frames")
         lines.append("latency: ≤ \(String(format: "%.2f", latencyMilliseconds)) ms from a play to the DAC; output "
-                     + (outputLatencyMilliseconds.map { String(format: "%.2f ms", $0) + " (queued, and the device's or the server's own)" } ?? "unknown (no device plays)"))
+                     + (outputLatencyMilliseconds.map { String(format: "%.2f ms", $0) + " (queued, and the device's or the server's own)" } ?? (deviceProblem == nil ? "not known while the device is closed (it opens for the next sound)" : "unknown: no device")))
         lines.append("xruns: \(xruns)")
         lines.append("voices active: \(activeVoices)")
         lines.append("sounds loaded: \(systemSoundsLoaded) system, \(customSoundsLoaded) custom\(customSounds.isEmpty ? "" : " (" + customSounds.joined(separator: ", ") + ")")"

@@ -69,13 +69,19 @@ class DaemonTestCase: XCTestCase {
     /// Starts `sfx serve` on the card (or, `onCard` false, where it finds one itself) and waits
     /// until it answers.
     @discardableResult
-    func startDaemon(_ arguments: [String] = [], onCard: Bool = true, environment extra: [String: String?] = [:]) throws -> Process {
+    func startDaemon(_ arguments: [String] = [], onCard: Bool = true, environment extra: [String: String?] = [:],
+                     log: URL? = nil) throws -> Process {
         let process = Process()
         process.executableURL = Self.program
         process.arguments = ["serve"] + (onCard ? ["--device", card.pcmName] : []) + ["-q"] + arguments
         process.environment = environment(extra)
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        if let log {
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            process.standardError = try FileHandle(forWritingTo: log)
+        } else {
+            process.standardError = FileHandle.nullDevice
+        }
         try process.run()
         daemon = process
         for _ in 0..<400 {
