@@ -23,12 +23,15 @@ final class PythonBindingTests: XCTestCase {
 
         // pip as a user runs it: a virtual environment (Debian's Python is externally managed),
         // with the system's setuptools, offline.
-        let venv = scratch.appending(path: "venv")
+        // From a copy: pip's build leaves build/ and *.egg-info beside the sources.
+        let venv = scratch.appending(path: "venv"), package = scratch.appending(path: "python")
+        try FileManager.default.copyItem(at: Installed.checkout.appending(path: "bindings/python"), to: package)
         let pip = try shell("/usr/bin/python3 -m venv --system-site-packages \(quoted(venv.path)) && "
-                            + "\(quoted(venv.path))/bin/pip install --quiet --no-build-isolation --no-index --no-deps ./bindings/python",
-                            in: Installed.checkout, timeout: 300)
+                            + "\(quoted(venv.path))/bin/pip install --quiet --no-build-isolation --no-index --no-deps \(quoted(package.path))",
+                            in: scratch, timeout: 300)
         XCTAssertEqual(pip.status, 0, "pip install ./bindings/python: \(pip.output)\(pip.errors)")
-        let tests = try shell("\(quoted(venv.path))/bin/python -m pytest -q -p no:cacheprovider bindings/python/tests", in: Installed.checkout,
+        let tests = try shell("\(quoted(venv.path))/bin/python -m pytest -q -p no:cacheprovider \(quoted(package.appending(path: "tests").path))",
+                              in: scratch,
                               environment: ["SFX_LIBRARY": prefix.appending(path: "lib/libsfx.so.0").path,
                                             "ALSA_CONFIG_PATH": card.configURL.path,
                                             "SFX_TEST_CARD": card.directory.path,
