@@ -81,7 +81,9 @@ final class StandardM4ATests: XCTestCase {
         XCTAssertEqual(st.st_mode & 0o777, 0o600, "the recording's mode")
         let left = try FileManager.default.contentsOfDirectory(atPath: card.directory.path).filter { $0.hasPrefix(".") }
         XCTAssertEqual(left, [], "no temporary file left beside the recording")
-        XCTAssertEqual(RecordingProbe(standardURL)?.format, "m4a")
+        let probe = try XCTUnwrap(RecordingProbe(standardURL))
+        XCTAssertEqual(probe.format, "m4a")
+        XCTAssertEqual(try XCTUnwrap(probe.duration), Self.seconds, accuracy: 1e-9, "what `sfx recordings` lists: the edit's length, without the priming")
     }
 
     /// `.fragmented` keeps today's file: an empty `moov` first (`mvhd` duration 0, a movie
