@@ -45,7 +45,7 @@ enum { SFX_UTIL, SFX_SWRESAMPLE, SFX_CODEC, SFX_FORMAT };
 #define SFX_CODEC_FUNCTIONS(X) \
     X(av_packet_alloc) X(av_packet_free) X(av_packet_rescale_ts) X(av_packet_unref) X(avcodec_alloc_context3) \
     X(avcodec_find_decoder) X(avcodec_find_encoder) X(avcodec_flush_buffers) X(avcodec_free_context) \
-    X(avcodec_open2) X(avcodec_parameters_from_context) X(avcodec_parameters_to_context) \
+    X(avcodec_open2) X(avcodec_parameters_copy) X(avcodec_parameters_from_context) X(avcodec_parameters_to_context) \
     X(avcodec_receive_frame) X(avcodec_receive_packet) X(avcodec_send_frame) X(avcodec_send_packet) \
     X(avcodec_version)
 #define SFX_FORMAT_FUNCTIONS(X) \
@@ -255,6 +255,11 @@ SFX_HIDDEN void avcodec_free_context(AVCodecContext **avctx)
 SFX_HIDDEN int avcodec_open2(AVCodecContext *avctx, const AVCodec *codec, AVDictionary **options)
 {
     return sfx_ffmpeg_ready() ? ff.avcodec_open2(avctx, codec, options) : AVERROR(ENOSYS);
+}
+
+SFX_HIDDEN int avcodec_parameters_copy(AVCodecParameters *dst, const AVCodecParameters *src)
+{
+    return sfx_ffmpeg_ready() ? ff.avcodec_parameters_copy(dst, src) : AVERROR(ENOSYS);
 }
 
 SFX_HIDDEN int avcodec_parameters_from_context(AVCodecParameters *par, const AVCodecContext *codec)

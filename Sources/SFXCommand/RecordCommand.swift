@@ -12,8 +12,9 @@ enum RecordCommand: Subcommand {
         --format, else -o's extension, else m4a (AAC). Enter or Ctrl-C stops and saves; a recording \
         shorter than --min is removed instead. On a terminal a bar per channel shows the level \
         (average and held peak, dBFS) with a count-up timer; otherwise one plain line a second. \
-        The file stays readable if sfx is killed (all but at most the last second). A full disk \
-        stops the recording and keeps what was written. `sfx recordings` lists what was saved. \
+        The file stays readable if sfx is killed (all but at most the last second): an m4a is \
+        fragmented MPEG-4 while it records, rewritten as a standard M4A when it stops (--fragmented \
+        keeps the fragments). A full disk stops the recording and keeps what was written. `sfx recordings` lists what was saved. \
         With no sound card and no -D, it records through a running sound server, else from sfx's \
         virtual card, whose input is the sound file named by SFX_VIRTUAL_INPUT (then silence), \
         or silence without it.
@@ -21,7 +22,7 @@ enum RecordCommand: Subcommand {
         examples: ["sfx record", "sfx record -o memo.opus --max 30 --min 1 --prompt tock",
                    "sfx record -D hw:1 --format flac --channels 2 --rate 44100"],
         positionals: [],
-        options: [output, format, rate.spec, channels.spec, maximum.spec, minimum.spec, prompt, device, bitRate.spec, quality.spec, quiet])
+        options: [output, format, rate.spec, channels.spec, maximum.spec, minimum.spec, prompt, device, bitRate.spec, quality.spec, fragmented, quiet])
 
     static let output = OptionSpec.option("output", short: "o", value: "FILE", help: "The file to create (it must not exist; default: a timestamped name in the recordings directory).")
     static let format = OptionSpec.option("format", value: RecordingFormat.names, help: "The file format (default: by -o's extension, else m4a).")
@@ -33,6 +34,7 @@ enum RecordCommand: Subcommand {
     static let device = OptionSpec.option("device", short: "D", value: "PCM", help: "The ALSA capture device (default: the settings file, else default).")
     static let bitRate = IntegerOption(spec: .option("bitrate", value: "BPS", help: "AAC bit rate for m4a, 16000 to 512000 (default 64000 a channel)."), range: 16_000...512_000)
     static let quality = NumberOption(spec: .option("quality", value: "Q", help: "0 to 1 for opus, vorbis and mp3 (and flac's effort)."), range: 0...1)
+    static let fragmented = OptionSpec.flag("fragmented", help: "For m4a: keep the fragmented MPEG-4 written while recording (for streaming fragments) instead of finishing a standard file.")
     static let quiet = OptionSpec.flag("quiet", short: "q", help: "No meter or progress; only the saved file's line (or the error).")
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
@@ -60,6 +62,12 @@ enum RecordCommand: Subcommand {
         settings.minDuration = try minimum.read(arguments).map { .milliseconds(Int64(($0 * 1_000).rounded())) }
         settings.bitRate = try bitRate.read(arguments)
         settings.quality = try quality.read(arguments)
+        if arguments.flag(fragmented) {
+            guard settings.format == .m4a else {
+                throw UsageError(message: "--fragmented is for m4a, and this recording is \(settings.format.rawValue): drop --fragmented, or record m4a", command: spec)
+            }
+            settings.container = .fragmented
+        }
         let userSettings = try CommandSettings.load(quiet: true)
         let quietly = arguments.flag(quiet)
         if let minimum = settings.minDuration, let maximum = settings.maxDuration, minimum > maximum {

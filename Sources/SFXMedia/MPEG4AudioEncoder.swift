@@ -3,7 +3,8 @@ import Foundation
 
 /// A recording in M4A: AAC-LC (FFmpeg's native encoder, planar float in) in fragmented MPEG-4
 /// (libavformat's `ipod` muxer with `movflags=empty_moov+default_base_moof` and
-/// `frag_duration=0.5 s`).
+/// `frag_duration=0.5 s`) while it is written; a standard MPEG-4 file once finished, unless
+/// `RecordingContainer.fragmented` keeps the fragments.
 ///
 /// Crash safety: the `moov` box goes out first, empty; every half second of audio then follows
 /// as a self-contained `moof` + `mdat` fragment, pushed to the file at each `checkpoint()`. A
@@ -19,8 +20,12 @@ import Foundation
 /// list only to the sample table in `moov` (mov_fix_index), which is empty in a fragmented
 /// file: the samples of the `moof` fragments are not trimmed, and libavformat still decodes the
 /// 1024 frames (measured: delay 1024 either way). The other route its demuxer turns into
-/// skip_samples, an iTunSMPB tag, is a freeform `----` item its muxer cannot write. So the file
-/// keeps the simpler empty `moov`, written at once, and no edit list.
+/// skip_samples, an iTunSMPB tag, is a freeform `----` item its muxer cannot write. So the
+/// fragmented file keeps the simpler empty `moov`, written at once, and no edit list.
+///
+/// At the end (`finish()`), with `RecordingContainer.standard` (the default), the fragmented
+/// file is rewritten as a standard one (`MPEG4Remux`): its `moov` has a sample table, so there
+/// the edit list works, and it carries one that skips the 1024 frames of priming.
 final class MPEG4AudioEncoder: RecordingEncoder {
     let encoding: RecordingEncoding
     private(set) var framesWritten: Int64 = 0
@@ -34,6 +39,9 @@ final class MPEG4AudioEncoder: RecordingEncoder {
     private let stream: UnsafeMutablePointer<AVStream>
     /// AAC's frame (1024 samples a channel).
     private let frameSize: Int
+    /// The encoder's priming: frames of near-silence decoders output before the first frame given
+    /// (its `initial_padding`, 1024 for FFmpeg's AAC encoder).
+    private let priming: Int64
     /// Interleaved samples not yet making a whole AAC frame.
     private var pending: [Float] = []
     private var nextTimestamp: Int64 = 0
@@ -78,6 +86,7 @@ final class MPEG4AudioEncoder: RecordingEncoder {
         result = avcodec_open2(codec, aac, nil)
         guard result >= 0 else { throw fail("AAC cannot take \(encoding.channels) channels at \(encoding.sampleRate) Hz", result) }
         frameSize = Int(codec.pointee.frame_size > 0 ? codec.pointee.frame_size : 1024)
+        priming = Int64(max(codec.pointee.initial_padding, 0))
         guard let stream = avformat_new_stream(context, nil) else { throw fail("no stream", sfx_averror(ENOMEM)) }
         self.stream = stream
         stream.pointee.time_base = codec.pointee.time_base
@@ -146,8 +155,11 @@ final class MPEG4AudioEncoder: RecordingEncoder {
         }
     }
 
-    /// Completes the file. After a failed write nothing more is encoded: the file is cut back to
-    /// its last complete fragment (what players read) and kept.
+    /// Completes the file, then (with `RecordingContainer.standard`) rewrites it as a standard
+    /// MPEG-4 file; when the rewrite fails the complete fragmented file stays and the failure is
+    /// thrown. After a failed write nothing more is encoded: the file is cut back to its last
+    /// complete fragment (what players read) and kept as it is, fragmented (the disk is full,
+    /// and the file holds what fitted, not what was encoded).
     func finish() throws {
         guard let codec, let format, let io else { return }
         defer { release() }
@@ -178,6 +190,10 @@ final class MPEG4AudioEncoder: RecordingEncoder {
             return
         }
         guard fsync(sink.fd) == 0 || errno == EINVAL else { throw RecordingFile.writeError(errno, detail: "fsync", path: path) }
+        release()
+        if encoding.container == .standard {
+            try MPEG4Remux.makeStandard(path: path, frames: framesWritten, priming: priming, sampleRate: encoding.sampleRate)
+        }
     }
 
     func abandon() { release() }

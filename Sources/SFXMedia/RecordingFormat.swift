@@ -13,7 +13,8 @@ public enum RecordingFormat: String, Sendable, Codable, CaseIterable {
     case vorbis
     /// MP3 (LAME through libsndfile): frames, its first one counting them at every checkpoint.
     case mp3
-    /// M4A: AAC-LC in fragmented MPEG-4 (a fragment every half second), readable up to the last fragment.
+    /// M4A: AAC-LC in MPEG-4, fragmented while it is written (a fragment every half second,
+    /// readable up to the last one), a standard file once finished (`RecordingContainer`).
     case m4a
 
     /// The file name extension ("wav", "opus", "m4a").
@@ -55,6 +56,20 @@ public enum RecordingFormat: String, Sendable, Codable, CaseIterable {
     public static let names = "m4a|opus|mp3|flac|wav|vorbis"
 }
 
+/// How a finished M4A is laid out. While it is written an M4A is always fragmented MPEG-4 (an
+/// empty `moov`, then a `moof` + `mdat` fragment every half second), so that a crash leaves a
+/// readable file; this is what it becomes at the end.
+public enum RecordingContainer: String, Sendable, Codable, CaseIterable {
+    /// A standard MPEG-4 file, rewritten from the fragments when the recording ends (the packets
+    /// copied, not re-encoded): one `moov` with the durations and sample tables, before the
+    /// `mdat`, no fragments, the encoder's priming hidden by an edit list. What phones, players,
+    /// servers and tag readers that take the length from the `moov` (or need it to seek) read.
+    case standard
+    /// The fragmented file as written: `mvhd` duration 0, no `mehd` or `sidx`, a `moof` + `mdat`
+    /// pair every half second; for those who stream the fragments as they come.
+    case fragmented
+}
+
 /// How a recording is encoded: format, rate, channels and, for the lossy codecs, quality.
 public struct RecordingEncoding: Sendable, Hashable {
     public var format: RecordingFormat
@@ -66,13 +81,17 @@ public struct RecordingEncoding: Sendable, Hashable {
     /// 0 (smallest) … 1 (best) for Opus, Vorbis and MP3 (libsndfile's SFC_SET_COMPRESSION_LEVEL,
     /// inverted) and FLAC's compression effort; nil leaves the codec's default.
     public var quality: Double?
+    /// What a finished M4A becomes (the other formats have one layout).
+    public var container: RecordingContainer
 
-    public init(format: RecordingFormat, sampleRate: Int = 48_000, channels: Int = 2, bitRate: Int? = nil, quality: Double? = nil) {
+    public init(format: RecordingFormat, sampleRate: Int = 48_000, channels: Int = 2, bitRate: Int? = nil, quality: Double? = nil,
+                container: RecordingContainer = .standard) {
         self.format = format
         self.sampleRate = sampleRate
         self.channels = channels
         self.bitRate = bitRate
         self.quality = quality
+        self.container = container
     }
 }
 
@@ -90,7 +109,9 @@ public protocol RecordingEncoder: AnyObject {
     /// rewritten; MP3: the frames on disk counted in its first frame; M4A: complete fragments
     /// pushed out).
     func checkpoint() throws
-    /// Completes the file and closes it. The encoder is done after it. After a failed write
+    /// Completes the file and closes it (M4A with `RecordingContainer.standard`: then rewrites
+    /// it as a standard MPEG-4 file, atomically; when that fails, the fragmented file is kept,
+    /// complete, and the failure thrown). The encoder is done after it. After a failed write
     /// (thrown by `append` or `checkpoint`) nothing more is encoded: the file keeps what fitted,
     /// cut after its last complete page, frame or fragment, and is readable to its end; only a
     /// failure not thrown before is thrown here.

@@ -3,7 +3,8 @@ import Foundation
 
 /// A recording's format and length, for listings: libsndfile's view (`AudioFileInfo`) for what
 /// it reads, FFmpeg's for MPEG-4 (M4A), whose length is the sum of its packets' durations — so a
-/// fragmented file cut short by a crash still reports what it holds.
+/// fragmented file cut short by a crash still reports what it holds — or the stream's duration
+/// when that is shorter: a standard file's, from its edit list, leaves out the encoder's priming.
 public struct RecordingProbe: Sendable, Hashable {
     /// "wav", "flac", "opus", "ogg", "mp3", "m4a"…
     public var format: String
@@ -49,6 +50,7 @@ public struct RecordingProbe: Sendable, Hashable {
             av_packet_unref(packet)
         }
         let base = stream.pointee.time_base
+        if stream.pointee.duration > 0 { ticks = min(ticks, stream.pointee.duration) }     // AV_NOPTS_VALUE is negative
         let duration = base.den > 0 ? Double(ticks) * Double(base.num) / Double(base.den) : nil
         return RecordingProbe(format: "m4a", sampleRate: Int(parameters.pointee.sample_rate),
                               channels: Int(parameters.pointee.ch_layout.nb_channels), duration: duration)

@@ -34,6 +34,11 @@ import SFXMedia
 /// O_EXCL|O_NOFOLLOW with mode 0600, never over an existing file. A full disk stops the
 /// recording, completes the file with what fits, and says so (`.failed(.diskFull(…))`).
 ///
+/// At `stop()` (or `maxDuration`) the writer thread rewrites a fragmented M4A as a standard
+/// one (`RecorderSettings.container`), into a new file renamed over it; `stop()` returns after
+/// that. When the rewrite fails (a full disk, a directory turned read-only) the fragmented file
+/// stays, complete and readable, and the last event is `.failed(.file(…))`, whose line says so.
+///
 /// Events come on a serial queue of the recorder's, to `onEvent` and `events`, in order:
 /// `started`, then `paused`, `resumed`, `overrun`, and one of `finished`, `discarded`, `failed`.
 public final class Recorder: @unchecked Sendable {
@@ -160,7 +165,7 @@ public final class Recorder: @unchecked Sendable {
         do { device = try settings.captureDevices.open(settings.request) } catch { throw RecorderError.opening(error) }
         let parameters = device.parameters
         let encoding = RecordingEncoding(format: settings.format, sampleRate: parameters.sampleRate, channels: parameters.channels,
-                                         bitRate: settings.bitRate, quality: settings.quality)
+                                         bitRate: settings.bitRate, quality: settings.quality, container: settings.container)
         let encoder: any RecordingEncoder
         let url: URL
         do {

@@ -120,7 +120,8 @@ public enum RecorderEvent: Sendable, Equatable, CustomStringConvertible {
     /// The file was removed: cancelled, or shorter than the minimum. `reason` says which.
     case discarded(url: URL, reason: String)
     /// Recording stopped on an error. For a full disk or a lost device the file keeps what was
-    /// written (the error's line says so); otherwise there is no file.
+    /// written, and when a finished M4A could not be rewritten as a standard file it stays
+    /// fragmented, complete (the error's line says so); otherwise there is no file.
     case failed(RecorderError)
 
     public var description: String {

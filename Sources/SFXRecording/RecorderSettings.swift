@@ -15,6 +15,11 @@ public struct RecorderSettings: Sendable {
     public var bitRate: Int?
     /// 0 … 1 for the libsndfile codecs (Opus, Vorbis, MP3 quality; FLAC effort); nil: their default.
     public var quality: Double?
+    /// What an M4A becomes at `stop()`: `.standard` (the default) rewrites the fragments written
+    /// while recording as a standard MPEG-4 file (durations in its `moov`, before the `mdat`);
+    /// `.fragmented` keeps the fragmented file, for those who stream fragments. Other formats
+    /// ignore it.
+    public var container: RecordingContainer = .standard
     /// Any ALSA capture PCM ("default", "hw:1,0", "plughw:1", a plugin).
     public var device = "default"
     /// Frames a capture period holds: the meters' update interval (nil: 10 ms at the rate).

@@ -177,6 +177,23 @@ final class FaultTests: XCTestCase {
                 try FileManager.default.removeItem(at: limited)
             }
         }
+        // M4A's rewrite as a standard file at the end: through, and stopped by the full disk
+        // once the fragmented file is complete (some 26 kB of 40 free: the rewrite needs as
+        // much again), which keeps the fragmented file.
+        for channels in [1, 2] {
+            let seconds = channels == 1 ? 3.0 : 1.5
+            let finished = card.directory.appending(path: "asan-standard-\(channels).m4a")
+            try runSanitized(program, format: .m4a, channels: channels, file: finished, seconds: seconds, expecting: .finished)
+            XCTAssertFalse(try MP4Boxes(finished).order.contains("moof"), "\(channels) ch")
+            try leave(40_960, freeIn: directory)
+            let stopped = directory.appending(path: "asan-standard-\(channels).m4a")
+            try runSanitized(program, format: .m4a, channels: channels, file: stopped, seconds: seconds,
+                             expecting: .line("failed: \(stopped.path): kept as fragmented MPEG-4 (complete and readable, but with no duration in its header): "
+                                 + "it could not be rewritten as a standard M4A: the new file cannot be written (No space left on device); free some space"))
+            XCTAssertTrue(try MP4Boxes(stopped).order.contains("moof"), "\(channels) ch")
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted(), ["asan-standard-\(channels).m4a", "fill"])
+            try FileManager.default.removeItem(at: stopped)
+        }
     }
 
     // MARK: Helpers
@@ -270,7 +287,7 @@ final class FaultTests: XCTestCase {
                                                           "-I", sources.appending(path: "CSFXOnDemand/include").path,
                                                           sources.appending(path: source).path, "-o", object])
         }
-        let media = ["RecordingFormat", "RecordingSink", "MP3InfoFrame", "MPEG4AudioEncoder", "SoundFileEncoder", "MediaError", "FFmpegLibraries"]
+        let media = ["RecordingFormat", "RecordingSink", "MP3InfoFrame", "MPEG4AudioEncoder", "MPEG4Remux", "SoundFileEncoder", "MediaError", "FFmpegLibraries"]
             .map { sources.appending(path: "SFXMedia/\($0).swift").path }
         let program = build.appending(path: "RecordingFaults")
         try runTool(tools.appending(path: "swiftc"), ["-g", "-Onone", "-sanitize=address", "-module-name", "RecordingFaults", "-use-ld=lld",
@@ -297,17 +314,27 @@ final class FaultTests: XCTestCase {
         }
     }
 
-    /// Runs the sanitized driver until the disk (or the limit) stops it, and checks its report
-    /// and the file.
-    private func runSanitized(_ program: URL, format: RecordingFormat, channels: Int, file: URL, limitFileSize: Int? = nil) throws {
-        let what = "\(format), \(channels) ch, " + (limitFileSize.map { "a \($0 / 1000) kB limit" } ?? "20 kB free")
+    /// What the sanitized driver is to print.
+    private enum Outcome {
+        /// The disk-full line (ENOSPC and the limit's EFBIG alike).
+        case diskFull
+        /// No failure: the file finished.
+        case finished
+        case line(String)
+    }
+
+    /// Runs the sanitized driver until the disk (or the limit) stops it, or for `seconds`, and
+    /// checks its report and the file.
+    private func runSanitized(_ program: URL, format: RecordingFormat, channels: Int, file: URL, limitFileSize: Int? = nil,
+                              seconds: Double = 60, expecting outcome: Outcome = .diskFull) throws {
+        let what = "\(format), \(channels) ch, \(seconds) s, " + (limitFileSize.map { "a \($0 / 1000) kB limit" } ?? "the small disk")
         let process = Process()
         if let limitFileSize {
             process.executableURL = URL(filePath: "/usr/bin/prlimit")
-            process.arguments = ["--fsize=\(limitFileSize)", "--", program.path, format.rawValue, String(channels), "60", file.path]
+            process.arguments = ["--fsize=\(limitFileSize)", "--", program.path, format.rawValue, String(channels), String(seconds), file.path]
         } else {
             process.executableURL = program
-            process.arguments = [format.rawValue, String(channels), "60", file.path]
+            process.arguments = [format.rawValue, String(channels), String(seconds), file.path]
         }
         var environment = card.environment
         // Leaks are reported too; halt at the first error, with the sanitizer's own exit code.
@@ -322,8 +349,11 @@ final class FaultTests: XCTestCase {
         process.waitUntilExit()
         XCTAssertFalse(report.contains("AddressSanitizer") || report.contains("LeakSanitizer"), "\(what):\n\(report.prefix(6_000))")
         XCTAssertEqual(process.terminationStatus, 0, "\(what): \(printed) \(report.prefix(6_000))")
-        // ENOSPC and the limit's EFBIG alike: the disk-full line.
-        XCTAssertTrue(printed.contains("failed: \(file.path): cannot be written: no space left on the device"), "\(what): \(printed)")
+        switch outcome {
+        case .diskFull: XCTAssertTrue(printed.contains("failed: \(file.path): cannot be written: no space left on the device"), "\(what): \(printed)")
+        case .finished: XCTAssertFalse(printed.contains("failed"), "\(what): \(printed)")
+        case .line(let line): XCTAssertTrue(printed.contains(line + "\n"), "\(what): \(printed)")
+        }
         let decoded = format == .m4a || format == .mp3 ? try Decoded.mpeg4(file) : try Decoded.soundFile(file)
         XCTAssertEqual(decoded.channels, channels, what)
         XCTAssertGreaterThan(decoded.frames, 4_096, "\(what): kept \(decoded.frames) frames")

@@ -123,6 +123,60 @@ final class RecordCommandTests: XCTestCase {
         assertSamplesEqual(saved.samples, Array(source.prefix(saved.frames)))
     }
 
+    /// An M4A that cannot be rewritten as a standard file when it stops (its directory made
+    /// read-only while it records, so no new file can be created beside it) stays the fragmented
+    /// recording, complete and readable, with one line that says so (exit 1). As root the
+    /// command runs without the capabilities that override permissions (setpriv drops them from
+    /// its bounding set), so that the directory's mode applies to it.
+    func testAnM4AThatCannotBeRewrittenStaysFragmentedWithOneLine() throws {
+        let directory = card.directory.appending(path: "locked")
+        XCTAssertEqual(mkdir(directory.path, 0o755), 0)
+        defer { chmod(directory.path, 0o755) }
+        let file = directory.appending(path: "memo.m4a")
+        let command = ["record", "-o", file.path]
+        let process: Sfx.Running
+        if geteuid() == 0 {
+            let setpriv = URL(filePath: "/usr/bin/setpriv")
+            guard FileManager.default.isExecutableFile(atPath: setpriv.path) else { return XCTFail("\(setpriv.path) is missing: install util-linux (script/test does)") }
+            process = try Sfx(card).start(["--bounding-set=-dac_override,-dac_read_search,-fowner", "--", Sfx.program.path] + command, via: setpriv)
+        } else {
+            process = try Sfx(card).start(command)
+        }
+        try process.waitForStart()
+        Thread.sleep(forTimeInterval: 1.5)
+        XCTAssertEqual(chmod(directory.path, 0o555), 0)
+        process.input.fileHandleForWriting.write(Data("\n".utf8))
+        let run = process.finish()
+        XCTAssertEqual(run.status, 1, run.stderr)
+        XCTAssertEqual(run.stderr.split(separator: "\n").filter { $0.contains("kept as fragmented") }.count, 1, run.stderr)
+        XCTAssertTrue(run.stderr.contains("sfx: \(file.path): kept as fragmented MPEG-4 (complete and readable, but with no duration in its header): "
+                                          + "it could not be rewritten as a standard M4A: a new file cannot be created beside it in \(directory.path) "
+                                          + "(Permission denied); make \(directory.path) writable\n"), run.stderr)
+        XCTAssertFalse(run.stdout.contains("saved"), run.stdout)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path), ["memo.m4a"])
+        XCTAssertTrue(try MP4Boxes(file).order.contains("moof"), "still the fragmented file")
+        let decoded = try Decoded.mpeg4(file)
+        XCTAssertGreaterThan(Double(decoded.frames) / 48_000, 1.4, "all of it")
+        XCTAssertGreaterThan(Closeness.measure(source, decoded.samples, channels: 1, start: 24_000, span: 24_000).snr, 20)
+    }
+
+    /// `sfx record --fragmented` keeps the fragments; a standard file is the default.
+    func testFragmentedKeepsTheFragmentsAndTheDefaultIsStandard() throws {
+        let standard = card.directory.appending(path: "standard.m4a")
+        let fragmented = card.directory.appending(path: "fragmented.m4a")
+        let sfx = Sfx(card)
+        let first = try sfx.run(["record", "-o", standard.path, "--max", "1", "-q"])
+        XCTAssertEqual(first.status, 0, first.stderr)
+        let second = try sfx.run(["record", "-o", fragmented.path, "--max", "1", "-q", "--fragmented"])
+        XCTAssertEqual(second.status, 0, second.stderr)
+        XCTAssertFalse(try MP4Boxes(standard).order.contains("moof"))
+        XCTAssertTrue(try MP4Boxes(fragmented).order.contains("moof"))
+        XCTAssertEqual(try mutagenLength(standard), 1, accuracy: 0.025)
+        let wrong = try sfx.run(["record", "-o", card.directory.appending(path: "x.wav").path, "--fragmented"])
+        XCTAssertEqual(wrong.status, 64, wrong.stderr)
+        XCTAssertTrue(wrong.stderr.contains("--fragmented is for m4a, and this recording is wav"), wrong.stderr)
+    }
+
     /// `sfx recordings` lists what `sfx record` saved without -o (text and JSON); rm removes one.
     func testRecordingsListsAndRemoves() throws {
         let sfx = Sfx(card)

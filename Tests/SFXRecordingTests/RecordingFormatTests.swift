@@ -75,9 +75,10 @@ final class RecordingFormatTests: XCTestCase {
     /// encoder (64 kb/s a channel): correlation 0.9999, 0.9999, 0.9999, 0.9998 and SNR 38.7,
     /// 38.1, 39.7, 33.1 dB. The floors sit 8 dB or more below, for other encoder versions: a
     /// perceptual codec keeps tones like these to well within them, while any damage (a gap, a
-    /// channel swapped, a drifting delay) takes the SNR below 10 dB. AAC's decoded stream starts
-    /// with the encoder's 1024 priming frames (fragmented MPEG-4 carries no edit list for them):
-    /// the search finds that delay.
+    /// channel swapped, a drifting delay) takes the SNR below 10 dB. The M4A is the standard file
+    /// made at stop, whose edit list skips the encoder's 1024 priming frames, so its decoded
+    /// stream starts at frame 0 (StandardM4ATests checks that delay, and the fragmented file's
+    /// 1024); the search would find either.
     static let lossyTolerances: [(RecordingFormat, (correlation: Double, snr: Double))] = [
         (.opus, (0.999, 30)), (.vorbis, (0.999, 30)), (.mp3, (0.999, 30)), (.m4a, (0.999, 25)),
     ]
