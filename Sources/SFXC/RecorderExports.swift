@@ -51,6 +51,8 @@ func recorderSettings(_ options: sfx_record_options, engine: SoundEngine?) throw
     }
     if options.max_seconds > 0 { settings.maxDuration = .nanoseconds(Int64(Double(options.max_seconds) * 1e9)) }
     if options.min_seconds > 0 { settings.minDuration = .nanoseconds(Int64(Double(options.min_seconds) * 1e9)) }
+    if options.fragmented > 1 { throw .range("fragmented", "\(options.fragmented)", "0 (a standard M4A at stop) or 1") }
+    settings.container = options.fragmented == 1 ? .fragmented : .standard
     if options.prompt != 0 {
         guard engine != nil else { throw .null("engine (a prompt plays on an engine)") }
         settings.prompt = SoundID(rawValue: options.prompt)

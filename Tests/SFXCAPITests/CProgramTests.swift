@@ -108,6 +108,17 @@ final class CProgramTests: XCTestCase {
         XCTAssertTrue(run.output.hasSuffix("ok\n"), run.output)
         let message = try Data(contentsOf: recordings.appending(path: "message.m4a"))
         XCTAssertEqual(String(decoding: message.dropFirst(4).prefix(4), as: UTF8.self), "ftyp", "an MPEG-4 file")
+        // A standard M4A (the default): the top-level boxes have the moov before the mdat, no moof.
+        var boxes: [String] = [], at = 0
+        let bytes = [UInt8](message)
+        while at + 8 <= bytes.count {
+            let size = bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) }
+            boxes.append(String(decoding: bytes[at + 4..<at + 8], as: UTF8.self))
+            guard size >= 8 else { break }
+            at += size
+        }
+        XCTAssertFalse(boxes.contains("moof"), "\(boxes)")
+        XCTAssertLessThan(try XCTUnwrap(boxes.firstIndex(of: "moov")), try XCTUnwrap(boxes.firstIndex(of: "mdat")), "\(boxes)")
         let line = try XCTUnwrap(run.output.split(separator: "\n").first { $0.hasPrefix("message ") })
         let words = line.split(separator: " ")
         let seconds = try XCTUnwrap(Double(words[2])), peak = try XCTUnwrap(Double(words[6]))

@@ -493,6 +493,8 @@ typedef struct sfx_record_options {
     float min_seconds;        /* shorter recordings are removed when stopped (SFX_ERROR_REJECTED); 0: none */
     sfx_sound prompt;         /* a sound played (on the engine given to sfx_record_start) and waited
                                  for before capture starts, as a voice message's tone; 0: none */
+    uint32_t fragmented;      /* m4a: 1 keeps the fragmented MPEG-4 written while recording (for
+                                 streaming its fragments); 0: a standard M4A, rewritten at stop */
 } sfx_record_options;
 
 typedef struct sfx_recorder sfx_recorder;

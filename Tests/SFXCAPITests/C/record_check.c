@@ -42,6 +42,11 @@ int main(int argc, char **argv) {
     options.max_seconds = 0;
     options.prompt = tock;
     CHECK_STATUS(sfx_record_start(NULL, &options, &recorder), SFX_ERROR_NULL);
+    options.prompt = 0;
+    options.fragmented = 2;
+    CHECK_STATUS(sfx_record_start(NULL, &options, &recorder), SFX_ERROR_RANGE);
+    options.fragmented = 0;
+    options.prompt = tock;
     CHECK(access(bad, F_OK) != 0, "a refused recording left a file");
 
     /* A voice message: the prompt, then a second of capture with a meter and a count-up. */
