@@ -69,6 +69,13 @@ final class DebianPackageTests: XCTestCase {
             XCTAssertTrue(try field("Suggests", of: packages[name]!).contains("libavformat59"), name)
         }
         XCTAssertEqual(try field("Depends", of: packages["libsfx-dev"]!), "libsfx0 (= \(version))")
+        // The library's shlibs and symbols (for packages built against it) and ldconfig's trigger.
+        let control = try shell("dpkg-deb --ctrl-tarfile \(quoted(packages["libsfx0"]!.path)) | tar -xO ./shlibs ./symbols ./triggers",
+                                in: packages["libsfx0"]!.deletingLastPathComponent())
+        XCTAssertEqual(control.status, 0, control.errors)
+        for line in ["libsfx 0 libsfx0 (>= ", "libsfx.so.0 libsfx0 #MINVER#", " sfx_open@LIBSFX_0 ", " sfx_play@LIBSFX_0 ", "activate-noawait ldconfig"] {
+            XCTAssertTrue(control.output.contains(line), "libsfx0's control files lack \(line): \(control.output)")
+        }
 
         // Each package's files, in Debian's places.
         var contents: [String: [String]] = [:]
