@@ -29,6 +29,10 @@ cd "$SFX_ROOT"
 # libudev1 itself is loaded on first use by CardWatcher, and every Debian system has it).
 # The Python binding's tests: python3-venv (pip installs bindings/python into a fresh virtual
 # environment, offline, with the system's setuptools) and python3-pytest (its suite).
+# The Debian packages' tests (DebianPackageTests): lintian (script/deb's packages must have no
+# lintian error), strace (the installed library's sounds come from /usr/share/sfx/sounds: the
+# files it opens); dpkg-dev (dpkg-shlibdeps, which script/deb computes Depends with; not a
+# build dependency of programs that use sfx, so `--build` leaves it out).
 # Tests only: libopenal-dev (OpenAL Soft; OpenALReferenceTests builds Tests/Support/OpenALReference/
 # render.c against it and renders the same scenes through its loopback device, the reference that
 # sfx's positional audio is compared with). Nothing of sfx links it, so `--build` leaves it out.
@@ -40,7 +44,7 @@ SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libsoxr-de
               libpulse-dev pipewire pipewire-bin wireplumber pipewire-pulse dbus pulseaudio-utils
               pipewire-alsa libasound2-plugins systemd util-linux python3 libcurl4-openssl-dev
               libmysofa-dev python3-h5py python3-numpy python3-scipy libudev-dev libopenal-dev
-              python3-venv python3-pytest python3-mutagen)
+              python3-venv python3-pytest python3-mutagen lintian strace dpkg-dev)
 
 # What a program that depends on sfx needs to build (`script/packages --build` prints it; the
 # README quotes it): pkg-config and the -dev packages above but the tests' libopenal-dev. What its
@@ -49,7 +53,7 @@ SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libsoxr-de
 sfx_build_packages() {
     local p
     for p in "${SFX_PACKAGES[@]}"; do
-        case "$p" in libopenal-dev) ;; pkg-config|*-dev) printf '%s\n' "$p" ;; esac
+        case "$p" in libopenal-dev|dpkg-dev) ;; pkg-config|*-dev) printf '%s\n' "$p" ;; esac
     done
 }
 SFX_RUN_PACKAGES=(libasound2 libsndfile1 libsoxr0 libebur128-1 libgpiod2 libpulse0 libcurl4)

@@ -16,8 +16,8 @@ import CSFXMedia
 ///    asked for it);
 /// 2. `../share/sfx/sounds` next to the executable's directory (an installed `<prefix>/bin/sfx`;
 ///    the executable is found through /proc/self/exe), or next to the shared library's
-///    directory when sfx is one (`<prefix>/lib/libsfx.so.0` loaded by a C program: see
-///    `currentImage()`);
+///    directory when sfx is one (`<prefix>/lib/libsfx.so.0`, or Debian's multiarch
+///    `<prefix>/lib/x86_64-linux-gnu/libsfx.so.0`, loaded by a C program: see `currentImage()`);
 /// 3. the `Sounds/` of the SwiftPM package the executable was built in, when the executable
 ///    lives in that package's build directory: `<package>/.build/<configuration>/sfx` or
 ///    `<package>/.build/<triple>/<configuration>/sfx` with a `Package.swift` in `<package>`
@@ -49,7 +49,7 @@ public enum SoundBundle {
         var searched: [String] = []
         if let executablePath {
             let executableDirectory = URL(filePath: executablePath).deletingLastPathComponent().standardizedFileURL
-            let prefix = executableDirectory.deletingLastPathComponent()
+            let prefix = installPrefix(of: executableDirectory)
             let installed = prefix.appending(path: "share/sfx/sounds").standardizedFileURL.path
             searched.append(installed)
             if isDirectory(installed) { return try trusted(installed, below: prefix.path) }
@@ -95,6 +95,26 @@ public enum SoundBundle {
         guard let library = sfx_media_library_path() else { return currentExecutable() }
         defer { free(library) }
         return String(cString: library)
+    }
+
+    /// The prefix a program or library in `directory` was installed under: `<prefix>/bin`,
+    /// `<prefix>/lib`, or a multiarch library directory `<prefix>/lib/<triplet>` (Debian's
+    /// `/usr/lib/x86_64-linux-gnu/libsfx.so.0` → `/usr`).
+    static func installPrefix(of directory: URL) -> URL {
+        let parent = directory.deletingLastPathComponent()
+        if parent.lastPathComponent == "lib", isMultiarchTriplet(directory.lastPathComponent) {
+            return parent.deletingLastPathComponent()
+        }
+        return parent
+    }
+
+    /// A GNU multiarch triplet as Debian names its library directories: `x86_64-linux-gnu`,
+    /// `aarch64-linux-gnu`, `arm-linux-gnueabihf`.
+    static func isMultiarchTriplet(_ name: String) -> Bool {
+        let parts = name.split(separator: "-", omittingEmptySubsequences: false)
+        return parts.count == 3 && parts[1] == "linux" && parts.allSatisfy { part in
+            !part.isEmpty && part.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_") }
+        }
     }
 
     /// The package whose SwiftPM build directory holds `directory`: `<package>/.build/<x>` or

@@ -45,6 +45,26 @@ final class SoundBundleLocationTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(chown(share.path, 0, 0), 0)
     }
 
+    func testALibraryInAMultiarchDirectoryFindsThePrefixsSounds() throws {
+        try directory.write("prefix/share/sfx/sounds/sfx/index.theme")
+        let sounds = directory.file("prefix/share/sfx/sounds").path
+        for layout in ["prefix/lib/libsfx.so.0", "prefix/lib/x86_64-linux-gnu/libsfx.so.0", "prefix/lib/arm-linux-gnueabihf/libsfx.so.0"] {
+            let library = try directory.write(layout).path
+            XCTAssertEqual(try SoundBundle.locate(environment: [:], executablePath: library), sounds, layout)
+        }
+        // Only a triplet under lib/ is skipped: another directory below lib/ is not a prefix's.
+        let elsewhere = try directory.write("prefix/lib/games/libsfx.so.0").path
+        assertMediaError({ try SoundBundle.locate(environment: [:], executablePath: elsewhere) }) {
+            if case .soundsDirectoryNotFound = $0 { return true } else { return false }
+        }
+        for name in ["x86_64-linux-gnu", "aarch64-linux-gnu", "arm-linux-gnueabihf", "i386-linux-gnu"] {
+            XCTAssertTrue(SoundBundle.isMultiarchTriplet(name), name)
+        }
+        for name in ["games", "sfx", "x86_64-linux", "linux-gnu", "X86_64-linux-gnu", "a-linux-gnu-b", "-linux-gnu"] {
+            XCTAssertFalse(SoundBundle.isMultiarchTriplet(name), name)
+        }
+    }
+
     func testThisTestProgramFindsTheCheckoutsSounds() throws {
         let checkout = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         XCTAssertEqual(try SoundBundle.locate(environment: [:]), checkout.appending(path: "Sounds").path)
