@@ -19,34 +19,45 @@ final class CEngine: Sendable {
     func voice(_ id: UInt64) -> Voice? { voices.withLock { $0[id] } }
 }
 
-enum Handles {
-    private struct Table {
-        var next: UInt = 1
-        var engines: [UInt: CEngine] = [:]
-    }
+/// Objects behind C handles, by token: a number, never reused, that a handle is; a token
+/// taken out (closed, stopped) or never handed out finds nothing, so a stale handle is an
+/// error, never a read of freed memory. Engines (`Handles`) and recorders (`RecorderHandles`)
+/// each have one.
+final class HandleTable<Value: Sendable>: Sendable {
+    private let table = Mutex<(next: UInt, values: [UInt: Value])>((1, [:]))
 
-    private static let table = Mutex(Table())
-
-    static func register(_ engine: CEngine) -> OpaquePointer {
+    func register(_ value: Value) -> OpaquePointer {
         table.withLock { table in
             let token = table.next
             table.next += 1
-            table.engines[token] = engine
+            table.values[token] = value
             return OpaquePointer(bitPattern: token)!
         }
     }
 
+    /// The value behind `handle` (taken out of the table when `remove`), or nil.
+    func value(_ handle: OpaquePointer, remove: Bool = false) -> Value? {
+        let token = UInt(bitPattern: handle)
+        return table.withLock { remove ? $0.values.removeValue(forKey: token) : $0.values[token] }
+    }
+}
+
+enum Handles {
+    private static let engines = HandleTable<CEngine>()
+
+    static func register(_ engine: CEngine) -> OpaquePointer { engines.register(engine) }
+
     /// The open engine behind `handle`.
     static func engine(_ handle: OpaquePointer?) throws(CAPIError) -> CEngine {
         guard let handle else { throw .null("engine") }
-        guard let engine = table.withLock({ $0.engines[UInt(bitPattern: handle)] }) else { throw .closed }
+        guard let engine = engines.value(handle) else { throw .closed }
         return engine
     }
 
     /// Takes the engine out of the table: later calls with `handle` fail.
     static func remove(_ handle: OpaquePointer?) throws(CAPIError) -> CEngine {
         guard let handle else { throw .null("engine") }
-        guard let engine = table.withLock({ $0.engines.removeValue(forKey: UInt(bitPattern: handle)) }) else { throw .closed }
+        guard let engine = engines.value(handle, remove: true) else { throw .closed }
         return engine
     }
 }

@@ -4,24 +4,15 @@ import Synchronization
 import CSFXAPI
 import SFX
 
-/// The recorders sfx_record_start handed out, by token (as `Handles` keeps engines): a handle
-/// stopped or cancelled, or never made, is an error, never a crash.
+/// The recorders sfx_record_start handed out, by token (`HandleTable`, as engines are kept).
 enum RecorderHandles {
-    private static let table = Mutex<(next: UInt, recorders: [UInt: Recorder])>((1, [:]))
+    private static let recorders = HandleTable<Recorder>()
 
-    static func register(_ recorder: Recorder) -> OpaquePointer {
-        table.withLock { table in
-            let token = table.next
-            table.next += 1
-            table.recorders[token] = recorder
-            return OpaquePointer(bitPattern: token)!
-        }
-    }
+    static func register(_ recorder: Recorder) -> OpaquePointer { recorders.register(recorder) }
 
     static func recorder(_ handle: OpaquePointer?, remove: Bool = false) throws(CAPIError) -> Recorder {
         guard let handle else { throw .null("recorder") }
-        let key = UInt(bitPattern: handle)
-        guard let recorder = table.withLock({ remove ? $0.recorders.removeValue(forKey: key) : $0.recorders[key] }) else {
+        guard let recorder = recorders.value(handle, remove: remove) else {
             throw CAPIError(SFX_ERROR_CLOSED, "the recorder was stopped or cancelled (or the handle was never one sfx_record_start returned); start one with sfx_record_start")
         }
         return recorder

@@ -444,7 +444,12 @@ public struct VirtualCard: Sendable {
         func quoted(_ text: String) -> String {
             "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
         }
-        let capture = captureSource.map { "\n    capture \(quoted($0.path))\n    loop \(loop ? "yes" : "no")" } ?? ""
+        let capture = captureSource.map { " capture \(quoted($0.path)) loop \(loop ? "yes" : "no")" } ?? ""
+        // The card's own settings, the same for each PCM that reaches it (one line: ALSA's
+        // configuration takes any white space between them).
+        let card = "type sfxcard dir \(quoted(directory.path))\(capture) onset_threshold \(onsetThreshold) "
+            + "onset_silence_ms \(onsetSilenceMilliseconds) record \(record ? "yes" : "no") record_format \(recordingFormat.rawValue) "
+            + "record_continue \(continuesRecording ? "yes" : "no") pointer \(pointer.rawValue) rewind \(rewind.rawValue)"
         return """
         # The sfx virtual sound card. Select it with ALSA_CONFIG_PATH=\(directory.appending(path: "asound.conf").path)
         </usr/share/alsa/alsa.conf>
@@ -458,15 +463,7 @@ public struct VirtualCard: Sendable {
 
         # The card alone: the hardware's exact formats, rates and period sizes.
         pcm.sfxcard_hw {
-            type sfxcard
-            dir \(quoted(directory.path))\(capture)
-            onset_threshold \(onsetThreshold)
-            onset_silence_ms \(onsetSilenceMilliseconds)
-            record \(record ? "yes" : "no")
-            record_format \(recordingFormat.rawValue)
-            record_continue \(continuesRecording ? "yes" : "no")
-            pointer \(pointer.rawValue)
-            rewind \(rewind.rawValue)
+            \(card)
             hint.description "sfx virtual sound card (no conversion)"
         }
 
@@ -485,16 +482,8 @@ public struct VirtualCard: Sendable {
             @args.DEV { type integer default 0 }
             type plug
             slave.pcm {
-                type sfxcard
-                dir \(quoted(directory.path))\(capture)
+                \(card)
                 card $CARD
-                onset_threshold \(onsetThreshold)
-                onset_silence_ms \(onsetSilenceMilliseconds)
-                record \(record ? "yes" : "no")
-                record_format \(recordingFormat.rawValue)
-                record_continue \(continuesRecording ? "yes" : "no")
-                pointer \(pointer.rawValue)
-                rewind \(rewind.rawValue)
             }
             hint.description "sfx virtual sound card, by its id or index"
         }
