@@ -73,6 +73,8 @@ extension Mixer {
         Self.copy(groups, from: source.groups, count: SoundGroup.count)
         Self.copy(releasingCues, from: source.releasingCues, count: max(slotCount, 1))
         Self.copy(state, from: source.state, count: 1)
+        // Plays scheduled ahead are state too: a rewind before their frame starts them again.
+        Self.copy(schedule, from: source.schedule, count: source.state.pointee.scheduledCount)
         state.pointee.eventCount = events
     }
 
