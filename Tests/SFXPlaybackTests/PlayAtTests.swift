@@ -165,6 +165,35 @@ final class PlayAtTests: XCTestCase {
         }
     }
 
+    // MARK: Music on the grid
+
+    /// A player started on a bar of a grid begins on that frame, with a blip on the next beat
+    /// of the same grid, on both output paths.
+    func testAPlayerStartedOnTheGridSharesItWithEffects() throws {
+        for rewind in [false, true] {
+            let setup = rewind ? try Self.rewindEngine(pointer: .period) : try Self.classicEngine(pointer: .period)
+            defer { setup.close() }
+            let engine = setup.engine
+            if rewind { XCTAssertTrue(eventually { engine.metrics.rewind == .active }) }
+            let url = setup.card.directory.appending(path: "music.wav")
+            try WAVAudio(sampleRate: 48_000, channels: 1, samples: [Float](repeating: 0.2, count: 4_800)).write(to: url)
+            let player = try engine.makePlayer(contentsOf: url)
+            let blip = try engine.load(buffer: Self.blip, sampleRate: 48_000, channels: 1)
+            XCTAssertTrue(eventually { engine.clock.isAnchored })
+            usleep(50_000)
+            let grid = BeatGrid(tempo: 200, start: engine.clock.now.advanced(by: 4_801), beatsPerBar: 4)   // 14,400-frame beats
+            let bar = engine.nextPoint(of: grid, unit: .bar)
+            try player.play(at: bar)
+            let beat = grid.point(1, of: .beat, sampleRate: 48_000)
+            XCTAssertEqual(bar, grid.start)
+            engine.play(blip, at: beat)
+            XCTAssertTrue(eventually { engine.clock.now > beat.advanced(by: 4_800) })
+            XCTAssertTrue(engine.waitUntilIdle(timeout: .seconds(5)))
+            engine.close()
+            XCTAssertEqual(try Self.onsets(setup).map(\.frame), [Int(bar.frame), Int(beat.frame)], "rewind \(rewind)")
+        }
+    }
+
     // MARK: The schedule's limit
 
     func testPlaysFarAheadDoNotHoldTheQueueAndOneTooManyIsRejected() async throws {
