@@ -82,6 +82,11 @@ import Darwin
 /// Events wait in a fixed buffer of `eventCapacity`; drain it after every render (what does not
 /// fit is counted in `droppedEventCount`).
 ///
+/// ## Plays at a frame
+/// `MixerCommand.playAt` starts a voice on an exact output frame, inside a render block: the
+/// block ends where the start falls (the law, the schedule's capacity and what cancels a waiting
+/// play are in MixerSchedule.swift). With nothing scheduled, blocks are as they always were.
+///
 /// ## Master bus
 /// Groups are summed in index order, each times its gain (and 0 when muted), then times the
 /// master gain, then through a peak limiter (instant attack, exponential release over
