@@ -105,4 +105,10 @@ extension Voice {
     /// frames after that time it started (0 when on time, or not yet known). Known before the
     /// voice's outcome is: read it once `outcome` has come, or a period after the start.
     public var lateFrames: Int { handle.lateFrames.load(ordering: .acquiring) }
+
+    /// `lateFrames` as a time, at the engine's rate (zero once the engine is gone).
+    public var lateBy: Duration {
+        guard let engine = handle.engine.value else { return .zero }
+        return .nanoseconds(Int64(lateFrames) * 1_000_000_000 / Int64(engine.clock.sampleRate))
+    }
 }

@@ -115,6 +115,7 @@ final class PlayAtTests: XCTestCase {
             XCTAssertEqual(outcome, .finished)
             XCTAssertGreaterThan(voice.lateFrames, 2_400, "rewind \(rewind): later than 50 ms")
             XCTAssertLessThan(voice.lateFrames, 48_000, "rewind \(rewind): and not by a second")
+            XCTAssertEqual(voice.lateBy, .nanoseconds(Int64(voice.lateFrames) * 1_000_000_000 / 48_000))
             engine.close()
             let onsets = try Self.onsets(setup)
             XCTAssertEqual(onsets.map(\.frame), [Int(target.frame) + voice.lateFrames],
