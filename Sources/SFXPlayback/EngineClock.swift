@@ -56,12 +56,12 @@ public struct EngineClock: Sendable {
 
     /// The earliest frame a play sent now can start on exactly (see `EngineClock`).
     public var nextSchedulable: EngineTime {
-        let mixed = output.clockAnchor.mixedFrame.load(ordering: .relaxed)
         if output.rewindState.load(ordering: .acquiring) == RewindCode.active {
             let slack = output.delayFollowsDAC.load(ordering: .relaxed) ? 0 : output.pointerGranularity.load(ordering: .relaxed)
             let lead = RewindMode.guardFrames(sampleRate: sampleRate) + slack + sampleRate / 500
-            return EngineTime(frame: Int64(min(mixed, dacFrame(atNanoseconds: Self.monotonicNanoseconds()) + lead)))
+            return EngineTime(frame: Int64(dacFrame(atNanoseconds: Self.monotonicNanoseconds()) + lead))
         }
+        let mixed = output.clockAnchor.mixedFrame.load(ordering: .relaxed)
         return EngineTime(frame: Int64(mixed + output.currentParameters.periodFrames))
     }
 

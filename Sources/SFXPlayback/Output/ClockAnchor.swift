@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 
 /// Where the output is in time, as the output thread last measured it: the mixer frame at the
@@ -5,9 +6,9 @@ import Synchronization
 /// read without a lock (`EngineClock`).
 ///
 /// The pair is written together under a sequence count (a seqlock): the writer makes the count
-/// odd, stores both, makes it even again; a reader retries while the count is odd or moved
-/// during its read. The writer (the output thread) never waits; a reader retries at most while
-/// one store is under way. Atomics only: nothing here allocates or locks.
+/// odd, stores both, makes it even again; a reader retries while the count is odd (yielding the
+/// processor, in case it preempted the writer) or moved during its read. The writer (the output
+/// thread) never waits; a reader retries at most while one store is under way. Atomics only: nothing here allocates or locks.
 final class ClockAnchor: Sendable {
     private let sequence = Atomic<Int>(0)
     private let frame = Atomic<Int>(0)
@@ -29,7 +30,7 @@ final class ClockAnchor: Sendable {
     func read() -> (dacFrame: Int, nanoseconds: Int)? {
         while true {
             let before = sequence.load(ordering: .acquiring)
-            if before & 1 != 0 { continue }
+            if before & 1 != 0 { sched_yield(); continue }
             let f = frame.load(ordering: .relaxed)
             let t = time.load(ordering: .relaxed)
             atomicMemoryFence(ordering: .acquiring)

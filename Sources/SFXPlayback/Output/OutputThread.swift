@@ -398,6 +398,7 @@ final class OutputThread: @unchecked Sendable {
                 placement.beforePeriod()
                 mixer.render(into: scratch, frameCount: period)
                 placement.rendered()
+                clockAnchor.mixedFrame.store(mixer.frameTime, ordering: .relaxed)
                 framesRendered.wrappingAdd(period, ordering: .relaxed)
                 let result = writeScratch(device, frames: period)
                 if result < 0 {
@@ -411,7 +412,7 @@ final class OutputThread: @unchecked Sendable {
                 idle = (placement.busy || mixer.activeVoiceCount > 0 || mixer.effectsSounding) ? 0 : idle + period
             }
             activeVoices.store(mixer.activeVoiceCount, ordering: .relaxed)
-            clockAnchor.mixedFrame.store(mixer.frameTime, ordering: .relaxed)
+            clockAnchor.mixedFrame.store(mixer.frameTime, ordering: .relaxed)   // after a rewind too
             virtualVoices.store(mixer.virtualVoiceCount, ordering: .relaxed)
             // Rewind mode's probe, and the events of what the DAC passed.
             let filled = placement.filled(device, written: written)
