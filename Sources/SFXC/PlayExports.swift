@@ -9,8 +9,11 @@ struct CCompletion: @unchecked Sendable {
     let function: sfx_completion_fn
     let userData: UnsafeMutableRawPointer?
 
-    func call(_ voice: UInt64, _ outcome: PlayOutcome) {
-        let (code, detail) = CCompletion.code(outcome)
+    /// `late`: the frames a play at a time already past started after it (sfx_play_at_time),
+    /// said in `detail` when nothing else is.
+    func call(_ voice: UInt64, _ outcome: PlayOutcome, late: Int = 0) {
+        var (code, detail) = CCompletion.code(outcome)
+        if detail == nil, late > 0 { detail = "started \(late) frames late: its time had passed when it reached the mixer" }
         if let detail {
             detail.withCString { function(voice, code, $0, userData) }
         } else {
@@ -113,7 +116,7 @@ func startPlay(_ handle: OpaquePointer?, _ sound: UInt32, _ options: UnsafePoint
     owner.add(played)
     let completion: @Sendable (PlayOutcome) -> Void = { [weak owner] outcome in
         owner?.remove(number)
-        callback?.call(number, outcome)
+        callback?.call(number, outcome, late: played.lateFrames)
     }
     let priority = VoicePriority(rawValue: UInt8(options.priority))
     let refusal = if let time {

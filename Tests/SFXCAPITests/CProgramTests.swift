@@ -111,6 +111,10 @@ final class CProgramTests: XCTestCase {
         XCTAssertEqual(onsets.first?.frame, target[0], "on its frame")
         XCTAssertEqual(Double(onsets.first?.dac ?? 0), Double(target[1]), accuracy: 0.02e9, "when the clock said (a 20 ms period)")
         XCTAssertGreaterThan(onsets.last?.frame ?? 0, late, "a time past plays after it")
+        let completion = try XCTUnwrap(lines.first { $0.hasPrefix("late completion ") })
+        let frames = completion.split(separator: " ").dropFirst(4).first.flatMap { Int($0) }
+        XCTAssertTrue(completion.hasPrefix("late completion 0 started "), String(completion))
+        XCTAssertEqual(frames, (onsets.last?.frame ?? 0) - late, "the completion says how late, to the frame: \(completion)")
     }
 
     /// The recorder from C (Tests/SFXCAPITests/C/record_check.c): a voice message with a prompt,

@@ -98,8 +98,9 @@ typedef enum sfx_outcome {
 } sfx_outcome;
 
 /* Called once per play that sfx_play accepted, on the engine's completion thread (see Threads
- * above). `detail` is NULL except for SFX_REJECTED, where it is one line saying why; it is valid
- * only during the call. Calling any sfx function from here is safe; a slow callback delays only
+ * above). `detail` is NULL except for SFX_REJECTED, where it is one line saying why, and for a
+ * play of sfx_play_at_time whose frame had passed, where it says "started N frames late: …";
+ * it is valid only during the call. Calling any sfx function from here is safe; a slow callback delays only
  * the completions after it, never the sound. */
 typedef void (*sfx_completion_fn)(sfx_voice voice, sfx_outcome outcome, const char *detail, void *user_data);
 
@@ -322,8 +323,8 @@ int sfx_clock_now(sfx_engine *engine, int64_t *frame, int64_t *next_schedulable)
 int sfx_clock_monotonic(sfx_engine *engine, int64_t frame, int64_t *nanoseconds);
 
 /* sfx_play so that the sound's first frame is frame `frame` of the output, to the sample.
- * `options` as sfx_play's, but `max_instances` is not used. A frame already past plays at once
- * (as late as the engine's next chance); a frame ahead waits inside the mixer, never holding up
+ * `options` as sfx_play's, but `max_instances` is not used. A frame already past plays at once,
+ * and its completion's `detail` says how many frames late it started; a frame ahead waits inside the mixer, never holding up
  * other commands: at most 64 plays wait at once, and one more completes SFX_REJECTED with the
  * reason ("64 plays at future times wait already"). Stopping the voice, its group or everything
  * cancels a play that waits (SFX_STOPPED). Errors as sfx_play's. Any thread, including a

@@ -2,7 +2,8 @@
  * The engine's clock and plays at a time through the C API, against an installed libsfx on the
  * virtual card: the errors first, then a 10 ms blip at a frame 100 ms ahead (not on a period).
  * Prints "target <frame> <ns>" (the frame, and when the clock says it reaches the DAC), a
- * line "late <frame>" for a play at a time already past, and "ok" at the end; on the first
+ * line "late <frame>" for a play at a time already past and "late completion <outcome> <detail>"
+ * for its completion, and "ok" at the end; on the first
  * failed check "FAIL <line>: <what>" and exit 1.
  */
 #define _DEFAULT_SOURCE
@@ -11,7 +12,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <stdatomic.h>
+
 #include <sfx.h>
+
+static char late_detail[256];
+static atomic_int late_done;
+
+static void completed(sfx_voice voice, sfx_outcome outcome, const char *detail, void *user_data) {
+    (void)voice; (void)user_data;
+    snprintf(late_detail, sizeof late_detail, "%d %s", (int)outcome, detail ? detail : "(null)");
+    atomic_store(&late_done, 1);
+}
 
 #define CHECK(condition, what) do { if (!(condition)) { \
     printf("FAIL %d: %s (last error: %s)\n", __LINE__, what, sfx_last_error()); exit(1); } } while (0)
@@ -57,9 +69,14 @@ int main(void) {
 
     /* 50 ms ago: it plays at once. */
     CHECK_STATUS(sfx_clock_now(engine, &now, NULL), SFX_OK);
-    CHECK_STATUS(sfx_play_at_time(engine, sound, now - 2400, NULL, NULL), SFX_OK);
+    sfx_play_options options;
+    sfx_play_options_init(&options);
+    options.completion = completed;
+    CHECK_STATUS(sfx_play_at_time(engine, sound, now - 2400, &options, NULL), SFX_OK);
     printf("late %lld\n", (long long)(now - 2400));
     CHECK_STATUS(sfx_wait_idle(engine, 5000), SFX_OK);
+    for (int i = 0; i < 500 && !atomic_load(&late_done); i++) usleep(10000);
+    printf("late completion %s\n", late_detail);
     CHECK_STATUS(sfx_close(engine), SFX_OK);
     printf("ok\n");
     return 0;
