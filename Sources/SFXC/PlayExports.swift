@@ -9,8 +9,11 @@ struct CCompletion: @unchecked Sendable {
     let function: sfx_completion_fn
     let userData: UnsafeMutableRawPointer?
 
-    func call(_ voice: UInt64, _ outcome: PlayOutcome) {
-        let (code, detail) = CCompletion.code(outcome)
+    /// `late`: the frames a play at a time already past started after it (sfx_play_at_time),
+    /// said in `detail` when nothing else is.
+    func call(_ voice: UInt64, _ outcome: PlayOutcome, late: Int = 0) {
+        var (code, detail) = CCompletion.code(outcome)
+        if detail == nil, late > 0 { detail = "started \(late) frames late: its time had passed when it reached the mixer" }
         if let detail {
             detail.withCString { function(voice, code, $0, userData) }
         } else {
@@ -86,9 +89,10 @@ public func exportedPlay(_ handle: OpaquePointer?, _ sound: UInt32, _ options: U
 }
 
 /// sfx_play, and with a `source` sfx_play_at and sfx_play_source (a positional voice, whose pan
-/// is checked but not used): `*voice` is set once the play is on its way.
+/// is checked but not used), with a `time` sfx_play_at_time (`max_instances` is not used):
+/// `*voice` is set once the play is on its way.
 func startPlay(_ handle: OpaquePointer?, _ sound: UInt32, _ options: UnsafePointer<sfx_play_options>?, source: Source?,
-               _ voice: UnsafeMutablePointer<UInt64>?) throws {
+               at time: EngineTime? = nil, _ voice: UnsafeMutablePointer<UInt64>?) throws {
     let owner = try Handles.engine(handle)
     var defaults = sfx_play_options()
     sfx_play_options_init(&defaults)
@@ -110,12 +114,18 @@ func startPlay(_ handle: OpaquePointer?, _ sound: UInt32, _ options: UnsafePoint
     let played = owner.engine.reserveVoice()
     let number = played.id.rawValue
     owner.add(played)
-    let refusal = owner.engine.start(
-        played, id, volume: options.volume, pan: source == nil ? options.pan : 0, loops: Int(options.loops), group: group,
-        priority: VoicePriority(rawValue: UInt8(options.priority)), maxInstances: Int(options.max_instances), source: source
-    ) { [weak owner] outcome in
+    let completion: @Sendable (PlayOutcome) -> Void = { [weak owner] outcome in
         owner?.remove(number)
-        callback?.call(number, outcome)
+        callback?.call(number, outcome, late: played.lateFrames)
+    }
+    let priority = VoicePriority(rawValue: UInt8(options.priority))
+    let refusal = if let time {
+        owner.engine.start(played, id, at: time, volume: options.volume, pan: options.pan, loops: Int(options.loops),
+                           group: group, priority: priority, completion: completion)
+    } else {
+        owner.engine.start(
+            played, id, volume: options.volume, pan: source == nil ? options.pan : 0, loops: Int(options.loops), group: group,
+            priority: priority, maxInstances: Int(options.max_instances), source: source, completion: completion)
     }
     if let refusal {
         owner.remove(number)

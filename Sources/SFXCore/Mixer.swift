@@ -82,6 +82,11 @@ import Darwin
 /// Events wait in a fixed buffer of `eventCapacity`; drain it after every render (what does not
 /// fit is counted in `droppedEventCount`).
 ///
+/// ## Plays at a frame
+/// `MixerCommand.playAt` starts a voice on an exact output frame, inside a render block: the
+/// block ends where the start falls (the law, the schedule's capacity and what cancels a waiting
+/// play are in MixerSchedule.swift). With nothing scheduled, blocks are as they always were.
+///
 /// ## Master bus
 /// Groups are summed in index order, each times its gain (and 0 when muted), then times the
 /// master gain, then through a peak limiter (instant attack, exponential release over
@@ -244,6 +249,8 @@ public final class Mixer: @unchecked Sendable {
         var virtualCount = 0
         /// Scratch of one block: which effect buses got input.
         var effectInputInUse: UInt32 = 0
+        /// Plays waiting in `schedule` for their start frame.
+        var scheduledCount = 0
     }
 
     /// One entry of the `VoiceID` → slot table; `slot` < 0 marks an empty entry.
@@ -286,6 +293,9 @@ public final class Mixer: @unchecked Sendable {
     /// Cues being released: their keys, and the frame at which their latest voice ended.
     let releasingCues: UnsafeMutablePointer<(key: UInt32, lastEnd: Int)>
     let state: UnsafeMutablePointer<State>
+    /// Plays at a future frame (`MixerCommand.playAt`), in the order they came:
+    /// `scheduleCapacity` entries, `State.scheduledCount` in use (see MixerSchedule.swift).
+    let schedule: UnsafeMutablePointer<ScheduledStart>
     /// Per group, during one render block: frames from the block's start until its last voice
     /// that counts for ducking stopped sounding (the block's length while one still sounds).
     /// Scratch of one block, not state: a snapshot need not hold it.
@@ -365,6 +375,8 @@ public final class Mixer: @unchecked Sendable {
         state.initialize(to: State(limiter: Limiter(threshold: c.limiterThreshold, releaseFrames: c.limiterReleaseFrames)))
         duckUntil = .allocate(capacity: SoundGroup.count)
         duckUntil.initialize(repeating: 0, count: SoundGroup.count)
+        schedule = .allocate(capacity: Mixer.scheduleCapacity)
+        schedule.initialize(repeating: ScheduledStart(), count: Mixer.scheduleCapacity)
         for rule in c.ducking { setDucking(rule) }
     }
 
@@ -393,6 +405,7 @@ public final class Mixer: @unchecked Sendable {
         index.deallocate()
         state.deallocate()
         duckUntil.deallocate()
+        schedule.deallocate()
     }
 
     // MARK: Commands
@@ -415,8 +428,13 @@ public final class Mixer: @unchecked Sendable {
         switch command {
         case .play(let request):
             play(request)
+        case .playAt(let request, let frame):
+            schedule(.cue(request), at: frame)
+        case .playStreamAt(let request, let frame):
+            schedule(.stream(request), at: frame)
         case .stop(let voice, let fadeFrames):
             if let slot = slot(of: voice) { fadeOut(slot, frames: stopFade(fadeFrames), reporting: .stopped(voice)) }
+            else if state.pointee.scheduledCount > 0 { cancelScheduled(reporting: .stopped) { $0.voice == voice } }
         case .setGain(let voice, let gain):
             if let slot = slot(of: voice) {
                 voices[slot].gain = Mixer.clampedGain(gain)
@@ -428,10 +446,12 @@ public final class Mixer: @unchecked Sendable {
                 glideChannelGains(slot)
             }
         case .stopAll(let fadeFrames):
+            if state.pointee.scheduledCount > 0 { cancelScheduled(reporting: .stopped) { _ in true } }
             forEachVoice { slot in
                 fadeOut(slot, frames: stopFade(fadeFrames), reporting: .stopped(voices[slot].id))
             }
         case .stopGroup(let group, let fadeFrames):
+            if state.pointee.scheduledCount > 0 { cancelScheduled(reporting: .stopped) { $0.group == group } }
             forEachVoice { slot in
                 if voices[slot].group == Int(group.rawValue) {
                     fadeOut(slot, frames: stopFade(fadeFrames), reporting: .stopped(voices[slot].id))
@@ -538,7 +558,7 @@ public final class Mixer: @unchecked Sendable {
         }
     }
 
-    private func play(_ request: PlayRequest) {
+    func play(_ request: PlayRequest) {
         let (samples, frameCount, cueFormat, key) = request.cue._withUnsafeGuaranteedRef {
             ($0.samples.baseAddress, $0.frameCount, $0.format, $0.key)
         }
@@ -565,7 +585,7 @@ public final class Mixer: @unchecked Sendable {
               sends: request.sends)
     }
 
-    private func playStream(_ request: StreamRequest) {
+    func playStream(_ request: StreamRequest) {
         let channels = request.stream._withUnsafeGuaranteedRef { $0.channels }
         guard channels == format.channels else { return reject(request.voice, .formatMismatch) }
         guard slot(of: request.voice) == nil else { return reject(request.voice, .duplicateVoice) }
@@ -624,6 +644,7 @@ public final class Mixer: @unchecked Sendable {
     }
 
     private func releaseCue(_ key: UInt32) {
+        if state.pointee.scheduledCount > 0 { cancelScheduled(reporting: .rejected) { $0.cueKey == key } }
         guard hasVoices(of: key) else { return post(.cueReleased(key)) }
         if !isReleasing(key) {
             releasingCues[state.pointee.releasingCount] = (key, state.pointee.frameTime)
@@ -644,6 +665,8 @@ public final class Mixer: @unchecked Sendable {
         var done = 0
         while done < frameCount {
             var frames = min(frameCount - done, configuration.maxFramesPerRender)
+            // A scheduled play starts on its frame: the block ends where the next one begins.
+            if state.pointee.scheduledCount > 0 { frames = min(frames, startDuePlays()) }
             if state.pointee.positionalCount > 0 {
                 let intoUpdate = state.pointee.frameTime % Mixer.spatialUpdateFrames
                 if intoUpdate == 0 { updatePositionalVoices() }
@@ -1321,12 +1344,12 @@ public final class Mixer: @unchecked Sendable {
 
     private func stopFade(_ requested: Int) -> Int { max(requested, configuration.startFadeFrames) }
 
-    private func reject(_ voice: VoiceID, _ reason: PlayRejection) {
+    func reject(_ voice: VoiceID, _ reason: PlayRejection) {
         state.pointee.rejectedCount += 1
         post(.rejected(voice, reason))
     }
 
-    private func post(_ event: MixerEvent, at frame: Int? = nil) {
+    func post(_ event: MixerEvent, at frame: Int? = nil) {
         guard state.pointee.eventCount < configuration.eventCapacity else {
             state.pointee.droppedEventCount += 1
             return

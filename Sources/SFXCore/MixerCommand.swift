@@ -138,6 +138,14 @@ public enum MixerCommand: Sendable, BitwiseCopyable {
     /// Starts a voice. Exactly one terminal event (`.finished`, `.stopped`, `.stolen` or
     /// `.rejected`) will follow for it.
     case play(PlayRequest)
+    /// Starts a voice on an exact frame of the mixer's output (`Mixer.frameTime`), inside a
+    /// render block if need be. A frame already rendered starts it at once and reports
+    /// `.late(voice, frames:)` first; a frame ahead waits in the mixer's schedule, which holds
+    /// `Mixer.scheduleCapacity` plays (beyond, it is rejected with `.scheduleFull`). A stop of
+    /// the voice, its group or everything, or a release of its cue, cancels it while it waits.
+    case playAt(PlayRequest, frame: Int)
+    /// `.playAt` for a streaming voice.
+    case playStreamAt(StreamRequest, frame: Int)
     /// Fades a voice out; it then reports `.stopped`. Unknown or finished voices are ignored.
     case stop(VoiceID, fadeFrames: Int)
     case setGain(VoiceID, Float)
@@ -245,6 +253,9 @@ public enum MixerEvent: Sendable, BitwiseCopyable, Hashable {
     case stolen(VoiceID)
     /// The voice never started.
     case rejected(VoiceID, PlayRejection)
+    /// A play at a frame already rendered (`MixerCommand.playAt`) started this many frames
+    /// after it. Not a terminal event: the voice plays on and ends as any other.
+    case late(VoiceID, frames: Int)
     /// No voice reads the cue with this key any more: it may be freed.
     case cueReleased(UInt32)
     /// The effect processor sent with this key is no longer used: it may be freed.
@@ -254,7 +265,7 @@ public enum MixerEvent: Sendable, BitwiseCopyable, Hashable {
     public var voice: VoiceID? {
         switch self {
         case .finished(let v), .stopped(let v), .stolen(let v), .rejected(let v, _): v
-        case .cueReleased, .effectReleased: nil
+        case .cueReleased, .effectReleased, .late: nil
         }
     }
 }
@@ -269,6 +280,8 @@ public enum PlayRejection: UInt8, Sendable, BitwiseCopyable, Hashable, CustomStr
     case duplicateVoice
     /// The cue is being released (`MixerCommand.releaseCue`).
     case cueReleasing
+    /// A play at a future frame found the mixer's schedule full (`Mixer.scheduleCapacity`).
+    case scheduleFull
 
     public var description: String {
         switch self {
@@ -276,6 +289,7 @@ public enum PlayRejection: UInt8, Sendable, BitwiseCopyable, Hashable, CustomStr
         case .noVoiceAvailable: "all voices are busy with higher-priority sounds; raise the priority or maxVoices"
         case .duplicateVoice: "another playing voice has the same VoiceID; use a fresh ID per play"
         case .cueReleasing: "the cue is being released; load it again to play it"
+        case .scheduleFull: "\(Mixer.scheduleCapacity) plays at future times wait already; schedule fewer ahead, or nearer their time"
         }
     }
 }

@@ -3,7 +3,8 @@
 ///
 /// The copy is a memory copy of the mixer's preallocated arrays — the voices and their filters
 /// (of occupied slots), occupancy, the voice index, groups and their filters, the cues being
-/// released, and the state (frame time, counters, master gain, the limiter, the listener) — not a
+/// released, the plays waiting for their frame (`MixerSchedule.swift`), and the state (frame
+/// time, counters, master gain, the limiter, the listener) — not a
 /// field-by-field copy, so whatever plain data is added to those arrays is in every snapshot
 /// without a change here. The event buffer is not: events are drained after every
 /// render, and the mixer being restored keeps its own (the engine drains before each save and
@@ -73,6 +74,8 @@ extension Mixer {
         Self.copy(groups, from: source.groups, count: SoundGroup.count)
         Self.copy(releasingCues, from: source.releasingCues, count: max(slotCount, 1))
         Self.copy(state, from: source.state, count: 1)
+        // Plays scheduled ahead are state too: a rewind before their frame starts them again.
+        Self.copy(schedule, from: source.schedule, count: source.state.pointee.scheduledCount)
         state.pointee.eventCount = events
     }
 

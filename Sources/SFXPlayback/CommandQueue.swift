@@ -115,7 +115,7 @@ extension MixerCommand {
     /// A play: what `NoDevicePolicy.queue`'s limit counts.
     var startsVoice: Bool {
         switch self {
-        case .play, .playStream: true
+        case .play, .playStream, .playAt, .playStreamAt: true
         default: false
         }
     }

@@ -46,6 +46,9 @@ public enum RejectReason: Sendable, Hashable, CustomStringConvertible {
     /// The engine has no device and holds plays for it (`Configuration.whileNoDevice` is
     /// `.queue(limit:)`), and `limit` plays wait already; the text says why there is no device.
     case noDevice(String)
+    /// A play at a future time (`play(_:at:)`) found the mixer's schedule full: at most
+    /// `Mixer.scheduleCapacity` plays may wait for their time at once.
+    case scheduleFull
 
     /// The reason the mixer gave.
     init(_ rejection: PlayRejection) {
@@ -54,6 +57,7 @@ public enum RejectReason: Sendable, Hashable, CustomStringConvertible {
         case .noVoiceAvailable: self = .outranked
         case .duplicateVoice: self = .duplicateVoice
         case .cueReleasing: self = .soundDisposed
+        case .scheduleFull: self = .scheduleFull
         }
     }
 
@@ -68,6 +72,7 @@ public enum RejectReason: Sendable, Hashable, CustomStringConvertible {
         case .muted(let state): "the output is muted: \(state)"
         case .formatMismatch: PlayRejection.formatMismatch.description
         case .duplicateVoice: PlayRejection.duplicateVoice.description
+        case .scheduleFull: PlayRejection.scheduleFull.description
         case .noDevice(let why): "no output device yet, and the plays held for it are at their limit (whileNoDevice .queue): \(why)"
         }
     }

@@ -389,6 +389,10 @@ final class EventDelivery: @unchecked Sendable {
         case .effectReleased(let key):
             forget(effect: key)
             return nil
+        case .late(let voice, let frames):
+            // Before the voice's terminal event: known by the time its outcome is.
+            state.withLock { $0.pending[voice]?.handle }?.lateFrames.store(frames, ordering: .releasing)
+            return nil
         }
         return event.voice.map { ($0, outcome) }
     }

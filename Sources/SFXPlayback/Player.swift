@@ -122,6 +122,15 @@ public final class Player: @unchecked Sendable {
         }
     }
 
+    /// Starts playing so that the first frame heard is frame `time` of the engine's output (see
+    /// `SoundEngine.play(_:at:)`): music started on a `BeatGrid` point shares the grid with the
+    /// effects played on it. It plays from where `play()` would (the start, or where `seek` or
+    /// `stop` left it), replacing the voice of a player already playing. Throws when the file
+    /// can no longer be opened.
+    public func play(at time: EngineTime) throws {
+        try startVoice(at: state.withLock { $0.position }, paused: false, startFrame: SoundEngine.mixerFrame(time))
+    }
+
     /// Pauses: a short ramp to silence, then the position is held.
     public func pause() {
         let voice = state.withLock { state -> Voice? in
@@ -325,7 +334,7 @@ public final class Player: @unchecked Sendable {
     }
 
     /// Replaces the voice with a new one reading from `frame`.
-    private func startVoice(at frame: Int64, paused: Bool) throws {
+    private func startVoice(at frame: Int64, paused: Bool, startFrame: Int? = nil) throws {
         let (oldVoice, oldReader, loops, reusable) = state.withLock { state -> (Voice?, StreamReader?, Int, StreamReader?) in
             let reusable = state.voice == nil && state.reader?.startFrame == frame ? state.reader : nil
             return (state.voice, reusable == nil ? state.reader : nil, state.loops, reusable)
@@ -348,7 +357,7 @@ public final class Player: @unchecked Sendable {
         // Only now, with the generation moved on, may the old voice's completion arrive.
         oldVoice?.stop()
         oldReader?.stop()
-        let voice = engine.playStream(request, ring: reader.ring) { [weak self] outcome in
+        let voice = engine.playStream(request, ring: reader.ring, startFrame: startFrame) { [weak self] outcome in
             self?.ended(generation: generation, outcome)
         }
         state.withLock { if $0.generation == generation { $0.voice = voice } }

@@ -498,10 +498,10 @@ public final class SoundEngine: @unchecked Sendable {
     /// its way. A full command queue is found after the play was registered: `completesRefusals`
     /// completes it there (in the same step as it is taken back, so that `waitUntilIdle` never
     /// sees it gone and its completion not yet queued); otherwise it is taken back and returned.
-    private func begin(_ voice: Voice, _ id: SoundID, volume: Float, pan: Float, loops: Int, group: SoundGroup,
-                       priority: VoicePriority, maxInstances: Int, fadeIn: Duration, rate: Float, source: Source?,
-                       sends: SIMD4<Float> = .zero, filter: FilterSettings? = nil,
-                       completion: (@Sendable (PlayOutcome) -> Void)?, completesRefusals: Bool) -> RejectReason? {
+    func begin(_ voice: Voice, _ id: SoundID, volume: Float, pan: Float, loops: Int, group: SoundGroup,
+               priority: VoicePriority, maxInstances: Int, fadeIn: Duration, rate: Float, source: Source?,
+               sends: SIMD4<Float> = .zero, filter: FilterSettings? = nil, startFrame: Int? = nil,
+               completion: (@Sendable (PlayOutcome) -> Void)?, completesRefusals: Bool) -> RejectReason? {
         do throws(SettingError) {
             try Self.checkGain("volume", volume)
             try Self.checkPan(pan)
@@ -523,7 +523,7 @@ public final class SoundEngine: @unchecked Sendable {
             return .engineClosed
         }
         let refusal: RejectReason
-        switch commands.submit(.play(request)) {
+        switch commands.submit(startFrame.map { .playAt(request, frame: $0) } ?? .play(request)) {
         case .queued, .held: return nil
         case .full: refusal = .commandQueueFull
         case .overLimit(let why): refusal = .noDevice(why)
@@ -538,7 +538,8 @@ public final class SoundEngine: @unchecked Sendable {
 
     /// Starts a streaming voice on `ring` (which `ring` keeps alive until the voice ends); the
     /// Player's way in.
-    func playStream(_ request: StreamRequest, ring: StreamRing, completion: @escaping @Sendable (PlayOutcome) -> Void) -> Voice {
+    func playStream(_ request: StreamRequest, ring: StreamRing, startFrame: Int? = nil,
+                    completion: @escaping @Sendable (PlayOutcome) -> Void) -> Voice {
         let voice = Voice(id: VoiceID(nextVoice.wrappingAdd(1, ordering: .relaxed).oldValue), engine: self)
         var request = request
         request.voice = voice.id
@@ -546,7 +547,7 @@ public final class SoundEngine: @unchecked Sendable {
             delivery.reject(completion, voice.handle, .engineClosed)
             return voice
         }
-        switch commands.submit(.playStream(request)) {
+        switch commands.submit(startFrame.map { .playStreamAt(request, frame: $0) } ?? .playStream(request)) {
         case .queued, .held: break
         case .full: delivery.reject(voice.id, .commandQueueFull)
         case .overLimit(let why): delivery.reject(voice.id, .noDevice(why))

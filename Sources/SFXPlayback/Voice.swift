@@ -72,6 +72,8 @@ public struct Voice: Sendable, Hashable {
 /// What a `Voice` shares with the engine: the engine, weakly, and the play's outcome once known.
 final class VoiceHandle: Sendable {
     let engine: WeakEngine
+    /// Frames a play at a time already past started after it (`Voice.lateFrames`).
+    let lateFrames = Atomic<Int>(0)
     private let state = Mutex<(outcome: PlayOutcome?, waiting: [CheckedContinuation<PlayOutcome, Never>])>((nil, []))
 
     init(_ engine: SoundEngine) { self.engine = WeakEngine(engine) }

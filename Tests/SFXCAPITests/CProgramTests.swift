@@ -90,6 +90,33 @@ final class CProgramTests: XCTestCase {
         XCTAssertEqual(vibrations, "400\n30,20,30\n")
     }
 
+    /// The engine's clock and plays at a time from C (Tests/SFXCAPITests/C/clock_check.c): a
+    /// play at a frame lands on it in the card's recording, when the clock said it would reach
+    /// the DAC (within a period); one at a time past plays at once, after it.
+    func testAPlayAtATimeFromCLandsOnItsFrame() throws {
+        let program = try build(Installed.checkout.appending(path: "Tests/SFXCAPITests/C/clock_check.c"), "clock_check")
+        let run = try runOnCard(program)
+        XCTAssertEqual(run.status, 0, run.output + run.errors)
+        XCTAssertTrue(run.output.hasSuffix("ok\n"), run.output)
+        let lines = run.output.split(separator: "\n")
+        let target = try XCTUnwrap(lines.first { $0.hasPrefix("target ") }).split(separator: " ").dropFirst().compactMap { Int($0) }
+        let late = try XCTUnwrap(lines.first { $0.hasPrefix("late ") }.flatMap { Int($0.split(separator: " ")[1]) })
+        XCTAssertEqual(target.count, 2)
+        let onsets = try card.events().compactMap { event -> (frame: Int, dac: UInt64)? in
+            if case .onset(let frame, let dac, _) = event.kind { return (frame, dac) }
+            return nil
+        }
+        XCTAssertEqual(onsets.count, 2, "\(onsets)")
+        // The engine opened its device once: its stream frame is the engine's frame.
+        XCTAssertEqual(onsets.first?.frame, target[0], "on its frame")
+        XCTAssertEqual(Double(onsets.first?.dac ?? 0), Double(target[1]), accuracy: 0.02e9, "when the clock said (a 20 ms period)")
+        XCTAssertGreaterThan(onsets.last?.frame ?? 0, late, "a time past plays after it")
+        let completion = try XCTUnwrap(lines.first { $0.hasPrefix("late completion ") })
+        let frames = completion.split(separator: " ").dropFirst(4).first.flatMap { Int($0) }
+        XCTAssertTrue(completion.hasPrefix("late completion 0 started "), String(completion))
+        XCTAssertEqual(frames, (onsets.last?.frame ?? 0) - late, "the completion says how late, to the frame: \(completion)")
+    }
+
     /// The recorder from C (Tests/SFXCAPITests/C/record_check.c): a voice message with a prompt,
     /// a meter and a count-up, a second long, in M4A; one under its minimum discarded; one
     /// cancelled; the errors. The card's capture side plays a 440 Hz tone at -10 dBFS.

@@ -83,8 +83,8 @@ final class MixerWorkBoundTests: XCTestCase {
                     XCTAssertTrue(sounding.remove(voice.rawValue) != nil, "\(voice) ended twice")
                     stopping.remove(voice.rawValue)
                     ends[voice.rawValue, default: 0] += 1
-                case .cueReleased, .effectReleased:
-                    XCTFail("no cue or effect is released")
+                case .cueReleased, .effectReleased, .late:
+                    XCTFail("no cue or effect is released, no play is late")
                 }
             }
         }

@@ -55,6 +55,8 @@ struct BenchReport: Codable {
     /// Sound in a game world: CPU per extra voice, sfx's Mixer beside OpenAL Soft (World.swift);
     /// nil in runs saved before it.
     var world: World.Result?
+    /// `play(_:at:)` accuracy (Schedule.swift); nil in runs saved before it.
+    var schedule: [Schedule.Row]?
     var goals: [Goal] = []
 
     // MARK: Reading

@@ -59,6 +59,7 @@ func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
     stage("sound in a game world: CPU per extra voice, sfx's Mixer and OpenAL Soft's loopback device")
     report.world = try World.measure(rounds: options.worldWindows, seconds: options.worldSeconds, probes: options.probes,
                                      scratch: scratch, progress: stage)
+    report.schedule = try Schedule.measure(count: options.quick ? 5 : 50, scratch: scratch, progress: stage)
     stage("offline render speed")
     report.offlineVoices = 256
     report.offlineAudioSecondsPerCPUSecond = try Cost.offlineSpeed(voices: report.offlineVoices, options: options)
@@ -146,6 +147,15 @@ do {
         let result = Result { try Burst.run(scratch: scratch, lockMemory: CommandLine.arguments.contains("--lock-memory")) }
         try? FileManager.default.removeItem(at: scratch)
         try result.get()
+        exit(0)
+    }
+    if CommandLine.arguments.dropFirst().first == "--schedule" {
+        // play(at:) accuracy alone (Schedule.swift): sfx-bench --schedule [N plays a row].
+        let scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-bench-\(getpid())", directoryHint: .isDirectory)
+        let count = CommandLine.arguments.dropFirst(2).first.flatMap { Int($0) } ?? 50
+        let measured = Result { try Schedule.measure(count: count, scratch: scratch, progress: stage) }
+        try? FileManager.default.removeItem(at: scratch)
+        print(Schedule.lines(try measured.get()).dropFirst().joined(separator: "\n"))
         exit(0)
     }
     if CommandLine.arguments.dropFirst().first == "--exec" {

@@ -98,8 +98,9 @@ typedef enum sfx_outcome {
 } sfx_outcome;
 
 /* Called once per play that sfx_play accepted, on the engine's completion thread (see Threads
- * above). `detail` is NULL except for SFX_REJECTED, where it is one line saying why; it is valid
- * only during the call. Calling any sfx function from here is safe; a slow callback delays only
+ * above). `detail` is NULL except for SFX_REJECTED, where it is one line saying why, and for a
+ * play of sfx_play_at_time whose frame had passed, where it says "started N frames late: …";
+ * it is valid only during the call. Calling any sfx function from here is safe; a slow callback delays only
  * the completions after it, never the sound. */
 typedef void (*sfx_completion_fn)(sfx_voice voice, sfx_outcome outcome, const char *detail, void *user_data);
 
@@ -304,6 +305,32 @@ int sfx_dispose(sfx_engine *engine, sfx_sound sound);
  * number out of range, SFX_ERROR_SOUND for an unknown sound, SFX_ERROR_REJECTED when the
  * command queue is full. Any thread, including a completion callback. */
 int sfx_play(sfx_engine *engine, sfx_sound sound, const sfx_play_options *options, sfx_voice *voice);
+
+/* ---- The engine's clock and plays at a time ------------------------------------------ */
+
+/* The engine's clock counts frames of its output at the device's rate from the first frame it
+ * mixed (0, when the engine opened), through device losses and reopenings. */
+
+/* Sets `*frame` to the frame heard at the DAC now: the device's delay (snd_pcm_delay, what the
+ * device or the sound server behind it holds) read every 50 ms, run on by CLOCK_MONOTONIC.
+ * `*next_schedulable` (when not NULL) to the earliest frame sfx_play_at_time can still start a
+ * sound on exactly. SFX_ERROR_NULL without `frame`. Any thread. */
+int sfx_clock_now(sfx_engine *engine, int64_t *frame, int64_t *next_schedulable);
+
+/* Sets `*nanoseconds` to the CLOCK_MONOTONIC instant at which `frame` is (or was) heard at the
+ * DAC. SFX_ERROR_NULL without `nanoseconds`; SFX_ERROR_DEVICE before the device first said where
+ * its DAC is. Any thread. */
+int sfx_clock_monotonic(sfx_engine *engine, int64_t frame, int64_t *nanoseconds);
+
+/* sfx_play so that the sound's first frame is frame `frame` of the output, to the sample.
+ * `options` as sfx_play's, but `max_instances` is not used. A frame already past plays at once,
+ * and its completion's `detail` says how many frames late it started; a frame ahead waits inside the mixer, never holding up
+ * other commands: at most 64 plays wait at once, and one more completes SFX_REJECTED with the
+ * reason ("64 plays at future times wait already"). Stopping the voice, its group or everything
+ * cancels a play that waits (SFX_STOPPED). Errors as sfx_play's. Any thread, including a
+ * completion callback. */
+int sfx_play_at_time(sfx_engine *engine, sfx_sound sound, int64_t frame, const sfx_play_options *options,
+                     sfx_voice *voice);
 
 /* Fades a voice out over `fade_ms` (0…60000; 0 is the 0.3 ms declick); its completion says
  * SFX_STOPPED. A voice that has already ended: SFX_OK, nothing done. Any thread. */

@@ -75,6 +75,8 @@ final class OutputThread: @unchecked Sendable {
     /// queued and what the device, or the sound server behind a plugin, holds after it; -1
     /// while no device plays.
     let outputDelayFrames = Atomic<Int>(-1)
+    /// The DAC's frame at a CLOCK_MONOTONIC instant, for `EngineClock`, read with the delay.
+    let clockAnchor = ClockAnchor()
     /// How often the loop reads the delay (seconds).
     static let delayReadInterval = 0.05
     /// Set when a card that may be the device has appeared (`retrySoon`): the next try to open
@@ -396,6 +398,7 @@ final class OutputThread: @unchecked Sendable {
                 placement.beforePeriod()
                 mixer.render(into: scratch, frameCount: period)
                 placement.rendered()
+                clockAnchor.mixedFrame.store(mixer.frameTime, ordering: .relaxed)
                 framesRendered.wrappingAdd(period, ordering: .relaxed)
                 let result = writeScratch(device, frames: period)
                 if result < 0 {
@@ -409,6 +412,7 @@ final class OutputThread: @unchecked Sendable {
                 idle = (placement.busy || mixer.activeVoiceCount > 0 || mixer.effectsSounding) ? 0 : idle + period
             }
             activeVoices.store(mixer.activeVoiceCount, ordering: .relaxed)
+            clockAnchor.mixedFrame.store(mixer.frameTime, ordering: .relaxed)   // after a rewind too
             virtualVoices.store(mixer.virtualVoiceCount, ordering: .relaxed)
             // Rewind mode's probe, and the events of what the DAC passed.
             let filled = placement.filled(device, written: written)
@@ -427,7 +431,10 @@ final class OutputThread: @unchecked Sendable {
                 let now = monotonicSeconds()
                 if now >= nextDelayRead, written > 0 {
                     let delay = device.delay()
-                    if delay >= 0 { outputDelayFrames.store(delay, ordering: .relaxed) }
+                    if delay >= 0 {
+                        outputDelayFrames.store(delay, ordering: .relaxed)
+                        publishClock(delay: delay)
+                    }
                     nextDelayRead = now + Self.delayReadInterval
                 }
                 if settings.idleFrames > 0, idle >= settings.idleFrames { return .idle }
@@ -518,6 +525,16 @@ final class OutputThread: @unchecked Sendable {
         if left > 0, done > 0 { unwritten.update(from: unwritten + done * channels, count: left * channels) }
         unwrittenFrames = left
         return left > 0 ? failure : done
+    }
+
+    /// Publishes where the DAC is (`clockAnchor`): the frame `delay` frames before the end of
+    /// what the device holds (the mixer's frame, less what a failed write left), now.
+    @inline(__always)
+    private func publishClock(delay: Int) {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        clockAnchor.publish(dacFrame: mixer.frameTime - unwrittenFrames - delay,
+                            nanoseconds: Int(now.tv_sec) * 1_000_000_000 + Int(now.tv_nsec))
     }
 
     /// CLOCK_MONOTONIC in seconds (a vDSO call: no system call, no allocation).
