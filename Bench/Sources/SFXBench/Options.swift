@@ -80,7 +80,11 @@ struct BenchOptions {
 
     static let usage = "usage: sfx-bench --probes DIR [--results DIR] [--quick] [--repeat N] [--load-rounds N] [--latency-rounds N [--period P]] [--rewind-rounds N] [--cpu-rounds N] [--world-rounds N] [--positional] [--pointer period|frame] [--render latest.json]"
 
-    init(arguments: [String]) throws {
+    /// `sfx-bench --bindings`: only the C API's and the Python binding's clients are needed.
+    var bindingsOnly = false
+
+    init(arguments: [String], bindingsOnly: Bool = false) throws {
+        self.bindingsOnly = bindingsOnly
         var probes: URL?
         var results = URL(filePath: "Bench/results")
         var rest = arguments.dropFirst()[...]
@@ -120,7 +124,9 @@ struct BenchOptions {
             }
         }
         guard let probes else { throw BenchError("--probes is missing (the directory Bench/run builds the C clients into); \(Self.usage)") }
-        let clients = latencyRounds > 0 ? ["floor"] : worldRounds > 0 ? ["openalworld"] : ["floor", "openal", "sdlmixer", "openalworld"]
+        let bindings = [BindingLatency.executables.c, BindingLatency.executables.python]
+        let clients = bindingsOnly ? bindings : latencyRounds > 0 ? ["floor"] : worldRounds > 0 ? ["openalworld"]
+            : ["floor", "openal", "sdlmixer", "openalworld"] + bindings
         for client in clients where !FileManager.default.isExecutableFile(atPath: probes.appending(path: client).path) {
             throw BenchError("\(probes.path)/\(client) is missing; build the C clients with Bench/run")
         }

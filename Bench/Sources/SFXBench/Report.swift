@@ -174,6 +174,12 @@ struct BenchReport: Codable {
                 goals.append(Goal(goal: busGoal, figures: "the K = 1 windows of (a) or (d) are missing", verdict: .notJudged))
             }
         }
+        if let c = latency(BindingLatency.cClient, Latency.rewindLabel), let python = latency(BindingLatency.pythonClient, Latency.rewindLabel) {
+            let difference = python.milliseconds.p50 - c.milliseconds.p50
+            goals.append(Goal(goal: "sfx through Python: p50 trigger → DAC within 0.5 ms of the C API's",
+                              figures: "\(python.setting?.text ?? "?"): Python p50 \(format(python.milliseconds.p50)), C API \(format(c.milliseconds.p50)) ms (\(difference >= 0 ? "+" : "")\(format(difference)))",
+                              verdict: .holds(abs(difference) <= 0.5)))
+        }
         if let sfx = latency(Latency.positionalRewindClient, Latency.rewindLabel) {
             goals.append(Goal(goal: "sfx in rewind mode, the click a positional voice: p50 ≤ 1.5 ms trigger → DAC",
                               figures: "\(sfx.setting?.text ?? "?"): p50 \(format(sfx.milliseconds.p50)), p95 \(format(sfx.milliseconds.p95)) ms",

@@ -32,6 +32,8 @@ func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
     }
     stage("latency in rewind mode at \(Latency.rewindLabel): sfx (its click plain, then positional) and the floor")
     report.latency += try Latency.rewindRows(count: options.triggers, options: options, scratch: scratch, name: "rewind", positional: true)
+    stage("latency through the C API and the Python binding at \(Latency.rewindLabel), alternating")
+    report.latency += try BindingLatency.rows(rounds: options.quick ? 1 : 2, count: options.triggers, options: options, scratch: scratch)
     for peer in [Peer.openAL, .sdlMixer] {
         stage("latency of \(peer.displayName) at its default")
         report.latency.append(try Latency.client(peer, period: nil, count: options.triggers, label: "default",
@@ -156,6 +158,18 @@ do {
         let measured = Result { try Schedule.measure(count: count, scratch: scratch, progress: stage) }
         try? FileManager.default.removeItem(at: scratch)
         print(Schedule.lines(try measured.get()).dropFirst().joined(separator: "\n"))
+        exit(0)
+    }
+    if CommandLine.arguments.dropFirst().first == "--bindings" {
+        // The C API's and the Python binding's trigger → DAC alone (Bindings.swift):
+        // sfx-bench --bindings [ROUNDS] --probes DIR.
+        let arguments = Array(CommandLine.arguments.dropFirst(2))
+        let rounds = arguments.first.flatMap { Int($0) } ?? 2
+        let options = try BenchOptions(arguments: ["sfx-bench"] + arguments.drop { Int($0) != nil }, bindingsOnly: true)
+        let scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-bench-\(getpid())", directoryHint: .isDirectory)
+        let measured = Result { try BindingLatency.rows(rounds: rounds, count: options.triggers, options: options, scratch: scratch) }
+        try? FileManager.default.removeItem(at: scratch)
+        print(BindingLatency.lines(try measured.get()).joined(separator: "\n"))
         exit(0)
     }
     if CommandLine.arguments.dropFirst().first == "--exec" {
