@@ -68,6 +68,7 @@ public final class Player: @unchecked Sendable {
         var rate: Float = 1
         var source: Source?
         var loops = 0
+        var loopRegion: Range<Int64>?
         var fadeIn = Duration.zero
         var interrupted = false
         var underrunsBefore = 0
@@ -84,6 +85,10 @@ public final class Player: @unchecked Sendable {
     private var observer: Task<Void, Never>?
     /// The download a URL's player streams from (nil for a file).
     let download: HTTPDownload?
+    /// Called with each reader before it starts (a playlist hands it the next files).
+    var configureReader: ((StreamReader) -> Void)?
+    /// The reader of the play (nil while stopped).
+    var currentReader: StreamReader? { state.withLock { $0.voice == nil ? nil : $0.reader } }
 
     init(url: URL, engine: SoundEngine, group: SoundGroup, download: HTTPDownload? = nil,
          open: @escaping @Sendable (Int64, Int) throws -> StreamReader) throws {
@@ -271,6 +276,40 @@ public final class Player: @unchecked Sendable {
         }
     }
 
+    /// The part that loops, in the file's frames (start..<end), or nil (the default) for the
+    /// whole file: an intro before it plays once, the region 1 + `numberOfLoops` times, then the
+    /// tail after it to the end; the seam is gapless and sample-exact. A file tagged `LOOPSTART`
+    /// and `LOOPLENGTH` (or `LOOPEND`) starts with that region (`LoopTags`). Setting a region
+    /// outside the file or empty is ignored (`setLoopRegion` says why); a change applies at once.
+    public var loopRegion: Range<Int64>? {
+        get { state.withLock { $0.loopRegion } }
+        set { try? setLoopRegion(newValue) }
+    }
+
+    public func setLoopRegion(_ frames: Range<Int64>?) throws(SettingError) {
+        if let frames {
+            let length = duration.map { Int64(($0 * Double(sourceRate)).rounded()) } ?? Int64.max
+            guard frames.lowerBound >= 0, !frames.isEmpty, frames.upperBound <= length else {
+                throw SettingError(setting: "loop region", value: "\(frames.lowerBound)..<\(frames.upperBound)",
+                                   allowed: "start..<end frames within the file's \(length == .max ? "length" : "\(length) frames"), start < end")
+            }
+        }
+        let reader = state.withLock { state -> StreamReader? in
+            state.loopRegion = frames
+            return state.reader
+        }
+        reader?.setLoopRegion(frames)
+    }
+
+    /// The loop region in seconds (each bound at the nearest frame).
+    public func setLoopRegion(seconds: Range<Double>) throws(SettingError) {
+        guard seconds.lowerBound.isFinite, seconds.upperBound.isFinite else {
+            throw SettingError(setting: "loop region", value: "\(seconds)", allowed: "start..<end seconds, finite")
+        }
+        let rate = Double(sourceRate)
+        try setLoopRegion(Int64((seconds.lowerBound * rate).rounded())..<Int64((seconds.upperBound * rate).rounded()))
+    }
+
     /// The fade-in of each start (play after a stop, not resume or seek), 0…60 s.
     public var fadeIn: Duration {
         get { state.withLock { $0.fadeIn } }
@@ -332,6 +371,8 @@ public final class Player: @unchecked Sendable {
         }
         let reader = try reusable ?? open(frame, loops)
         reader.loops.store(loops, ordering: .relaxed)
+        reader.setLoopRegion(state.withLock { $0.loopRegion })
+        configureReader?(reader)
         preroll(reader)
         let format = engine.library.configuration.format
         let (request, generation) = state.withLock { state -> (StreamRequest, Int) in
@@ -436,8 +477,10 @@ extension SoundEngine {
     public func makePlayer(contentsOf url: URL, group: SoundGroup = .music) throws -> Player {
         let format = library.configuration.format
         let file = RawFilePath(url)
-        return try Player(url: url, engine: self, group: group) { start, loops in
+        let player = try Player(url: url, engine: self, group: group) { start, loops in
             try StreamReader(file: file, format: format, startFrame: start, loops: loops)
         }
+        if let tagged = LoopTags.region(of: file) { try? player.setLoopRegion(tagged) }
+        return player
     }
 }
