@@ -577,8 +577,14 @@ public final class Mixer: @unchecked Sendable {
         voice.cueChannels = channels
         voice.rate = Double(Mixer.clampedRate(request.rate))
         if request.paused { voice.pauses = VoiceSlot.pausedByVoice }
+        if let from = request.crossfadeFrom, slot(of: from) != nil { voice.equalPower = true }
         start(voice, id: request.voice, gain: request.gain, pan: request.pan, group: request.group,
               priority: request.priority, fadeInFrames: request.fadeInFrames)
+        if let id = request.crossfadeFrom, let old = slot(of: id), voices[old].stream != nil {
+            // Its envelope from where it is (1 when settled) down to 0 as the new one's rises.
+            voices[old].equalPower = true
+            fadeOut(old, frames: max(configuration.startFadeFrames, request.fadeInFrames), reporting: .stopped(id))
+        }
     }
 
     /// Puts a new voice in a free slot (or a cut tail's), playing, with its gains and fade-in.

@@ -53,9 +53,9 @@ public final class Player: @unchecked Sendable {
         set { state.withLock { $0.onInterruption = newValue } }
     }
 
-    private enum Mode { case stopped, playing, paused }
+    enum Mode { case stopped, playing, paused }
 
-    private struct State {
+    struct State {
         var mode = Mode.stopped
         var reader: StreamReader?
         var voice: Voice?
@@ -77,8 +77,8 @@ public final class Player: @unchecked Sendable {
         var onInterruption: (@Sendable (Interruption) -> Void)?
     }
 
-    private let engine: SoundEngine
-    private let state = Mutex(State())
+    let engine: SoundEngine
+    let state = Mutex(State())
     /// Opens a reader at a source frame (a file again, or the download's bytes).
     private let open: @Sendable (_ startFrame: Int64, _ loops: Int) throws -> StreamReader
     private let sourceRate: Int
@@ -363,8 +363,9 @@ public final class Player: @unchecked Sendable {
         }
     }
 
-    /// Replaces the voice with a new one reading from `frame`.
-    private func startVoice(at frame: Int64, paused: Bool) throws {
+    /// Replaces the voice with a new one reading from `frame`; `crossfading` fades another
+    /// player's voice out as this one fades in (`crossfade(to:duration:)`).
+    func startVoice(at frame: Int64, paused: Bool, crossfading: (from: VoiceID, frames: Int)? = nil) throws {
         let (oldVoice, oldReader, loops, reusable) = state.withLock { state -> (Voice?, StreamReader?, Int, StreamReader?) in
             let reusable = state.voice == nil && state.reader?.startFrame == frame ? state.reader : nil
             return (state.voice, reusable == nil ? state.reader : nil, state.loops, reusable)
@@ -381,9 +382,10 @@ public final class Player: @unchecked Sendable {
             state.reader = reader
             state.mode = paused ? .paused : .playing
             let fade = oldVoice == nil ? state.fadeIn : .zero
-            let request = StreamRequest(voice: VoiceID(0), stream: reader.ring, gain: state.volume, pan: state.pan, group: group,
-                                        fadeInFrames: Int((fade.seconds * Double(format.sampleRate)).rounded()),
+            var request = StreamRequest(voice: VoiceID(0), stream: reader.ring, gain: state.volume, pan: state.pan, group: group,
+                                        fadeInFrames: crossfading?.frames ?? Int((fade.seconds * Double(format.sampleRate)).rounded()),
                                         rate: state.rate, paused: paused, source: state.source)
+            request.crossfadeFrom = crossfading?.from
             return (request, state.generation)
         }
         // Only now, with the generation moved on, may the old voice's completion arrive.
