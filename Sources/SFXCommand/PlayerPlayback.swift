@@ -54,9 +54,10 @@ enum PlayerPlayback {
         }
         let looped = try loopStart.read(arguments) != nil || loopEnd.read(arguments) != nil
         guard sounds.count == 1, case .file(let path) = sounds[0] else {
-            if try start.read(arguments) != nil || looped {
-                throw UsageError(message: "--start, --loop-start and --loop-end need one sound file", command: arguments.spec)
+            if try start.read(arguments) != nil {
+                throw UsageError(message: "--start needs one sound file", command: arguments.spec)
             }
+            if looped { throw UsageError(message: "--loop-start and --loop-end need one sound file", command: arguments.spec) }
             return nil
         }
         if try start.read(arguments) != nil || looped { return .file(path) }
