@@ -61,6 +61,8 @@ enum PlayerPlayback {
             return nil
         }
         if try start.read(arguments) != nil || looped { return .file(path) }
+        // Looping a file tagged with loop points: streamed, so the tags' region loops.
+        if (try PlayCommand.loops.read(arguments) ?? 0) != 0, LoopTags.region(of: path) != nil { return .file(path) }
         guard let info = try? AudioFileInfo(file: path) else { return nil }   // the cue path says what is wrong
         let limit = CueLimits.standard.maximumDuration
         return (info.duration ?? .infinity) > limit ? .file(path) : nil

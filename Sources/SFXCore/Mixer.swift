@@ -48,6 +48,10 @@ import Darwin
 ///   A cue that simply ends (after its loops) stops at its last frame, without a fade.
 /// - **Changes** of gain or pan glide linearly, per sample, over `smoothingFrames`, in the
 ///   channel-gain domain; so do group gain, group mute and master gain.
+/// - **Crossfade**: a stream started with `StreamRequest.crossfadeFrom` fades in over its
+///   fade-in frames as that playing stream fades out over the same frames, from the same frame;
+///   both envelopes are then heard as sin(π/2 · envelope), so the gains are sin θ and cos θ of
+///   one angle (equal power).
 /// - **Fade-in**: a play may ask for a longer fade-in (`PlayRequest.fadeInFrames`): the same
 ///   linear envelope over max(fadeInFrames, startFadeFrames) frames.
 /// - **Pause** of a voice, a group or everything glides each voice's pause gain to 0 over

@@ -132,4 +132,30 @@ final class MusicCommandTests: CommandTestCase {
         XCTAssertEqual(bad.status, 64)
         XCTAssertTrue(bad.stderr.contains("--loop-start and --loop-end need one sound file"), bad.stderr)
     }
+
+    /// A short Ogg file tagged LOOPSTART/LOOPLENGTH, played with --loops, is streamed and loops
+    /// at its tags: 0.3 s with a 0.1 s loop played twice lasts 0.4 s.
+    func testAFileTaggedWithLoopPointsLoopsThereWithLoops() throws {
+        let wav = try steps("tagged.wav", [0.125, 0.25, 0.375])
+        let ogg = scratch.appending(path: "tagged.ogg")
+        let ffmpeg = Process()
+        ffmpeg.executableURL = URL(filePath: "/usr/bin/ffmpeg")
+        ffmpeg.arguments = ["-loglevel", "error", "-y", "-i", wav.path, "-c:a", "libvorbis", "-metadata", "LOOPSTART=4800",
+                            "-metadata", "LOOPLENGTH=4800", ogg.path]
+        try ffmpeg.run()
+        ffmpeg.waitUntilExit()
+        XCTAssertEqual(ffmpeg.terminationStatus, 0)
+        let run = try sfx("play", ogg.path, "--loops", "1")
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let heard = try heard(run)
+        let last = try XCTUnwrap(heard.lastIndex { abs($0) > 1e-4 })
+        XCTAssertEqual(last + 1, 4 * 4_800, "intro, the loop twice, the tail")
+        XCTAssertEqual(heard[4_800 + 2_400], heard[2 * 4_800 + 2_400], accuracy: 1e-6, "the loop's frames again")
+    }
+
+    func testLoopOptionsNeedOneFile() throws {
+        let bad = try sfx("play", "tock", "--loop-start", "1")
+        XCTAssertEqual(bad.status, 64)
+        XCTAssertTrue(bad.stderr.contains("--loop-start and --loop-end need one sound file"), bad.stderr)
+    }
 }
