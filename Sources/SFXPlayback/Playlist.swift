@@ -26,6 +26,9 @@ public final class Playlist: @unchecked Sendable {
 
     private struct State {
         var repeats = false
+        var crossfade = Duration.zero
+        /// A crossfade to the next item is under way (or the list is at its end).
+        var handingOver = false
         var player: Player?
         /// The item the current player began with, and the items its reader was handed since.
         var first = 0
@@ -61,6 +64,14 @@ public final class Playlist: @unchecked Sendable {
     public var repeats: Bool {
         get { state.withLock { $0.repeats } }
         set { state.withLock { $0.repeats = newValue } }
+    }
+    /// 0 (the default): items follow gaplessly. Longer (0.01…60 s): each item crossfades into the
+    /// next over that time (equal-power, `Player.crossfade(to:duration:)`), begun by the
+    /// playlist's watch (every 10 ms) that long before the item's end, so the handover is timed
+    /// to about 10 ms rather than to the frame; an item shorter than that fades for what it has.
+    public var crossfade: Duration {
+        get { state.withLock { $0.crossfade } }
+        set { state.withLock { $0.crossfade = min(max(newValue, .zero), .seconds(60)) } }
     }
     /// Called with an item's index when the play reaches its first frame.
     public var onItemChanged: (@Sendable (Int) -> Void)? {
@@ -114,37 +125,84 @@ public final class Playlist: @unchecked Sendable {
     /// A new player beginning with item `index`, whose reader is handed the following items.
     private func start(at index: Int) throws {
         stop()
+        let player = try makePlayer(index)
+        begin(player, at: index)
+        startWatching()
+        try player.play()
+    }
+
+    private func makePlayer(_ index: Int) throws -> Player {
         let player = try engine.makePlayer(contentsOf: items[index], group: group)
         player.configureReader = { [weak self] reader in
             reader.next = { [weak self] in self?.nextFile() }
         }
         player.didFinish = { [weak self] ok in self?.ended(player, ok) }
+        return player
+    }
+
+    private func begin(_ player: Player, at index: Int) {
         state.withLock { state in
             state.player = player
             state.first = index
             state.queued = index
             state.current = index
             state.reported = -1
+            state.handingOver = false
         }
-        startWatching()
-        try player.play()
+    }
+
+    /// With `crossfade`: once the item is that close to its end, the next one's player takes over.
+    private func handOverIfDue(_ player: Player) {
+        let (fade, index, repeats, busy) = state.withLock { ($0.crossfade, $0.current, $0.repeats, $0.handingOver) }
+        guard fade > .zero, !busy, player.isPlaying, let duration = player.duration,
+              index + 1 < items.count || repeats else { return }
+        let margin = 0.03                            // the old stream must outlast its fade
+        let remaining = duration - player.currentTime
+        guard remaining <= fade.seconds + margin + 0.01 else { return }
+        state.withLock { $0.handingOver = true }
+        let following = (index + 1) % items.count
+        do {
+            let next = try makePlayer(following)
+            next.volume = player.volume
+            begin(next, at: following)
+            try player.crossfade(to: next, duration: .seconds(max(0.01, min(fade.seconds, remaining - margin))))
+        } catch {
+            let callback = state.withLock { state -> (@Sendable (Bool) -> Void)? in
+                state.player = nil
+                return state.didFinish
+            }
+            player.stop()
+            callback?(false)
+        }
     }
 
     /// The file after the last one handed to the reader (reader thread).
     private func nextFile() -> RawFilePath? {
         state.withLock { state -> RawFilePath? in
             let following = state.queued + 1
-            guard following < items.count || state.repeats else { return nil }
+            guard state.crossfade == .zero, following < items.count || state.repeats else { return nil }
             state.queued = following % items.count
             return RawFilePath(items[state.queued])
         }
     }
 
     private func ended(_ player: Player, _ ok: Bool) {
-        let callback = state.withLock { state -> (@Sendable (Bool) -> Void)? in
-            guard state.player === player else { return nil }
+        let (callback, following) = state.withLock { state -> ((@Sendable (Bool) -> Void)?, Int?) in
+            guard state.player === player else { return (nil, nil) }
+            // A crossfade the watch did not begin in time (a held-up machine): the next item
+            // starts at once rather than the list ending early.
+            if ok, state.crossfade > .zero, state.current + 1 < items.count || state.repeats {
+                return (nil, (state.current + 1) % items.count)
+            }
             state.player = nil
-            return state.didFinish
+            return (state.didFinish, nil)
+        }
+        if let following {
+            queue.async { [weak self] in
+                guard let self else { return }
+                do { try start(at: following) } catch { state.withLock { $0.didFinish }?(false) }
+            }
+            return
         }
         callback?(ok)
     }
@@ -160,7 +218,9 @@ public final class Playlist: @unchecked Sendable {
     }
 
     private func poll() {
-        guard let reader = state.withLock({ $0.player })?.currentReader else { return }
+        guard let player = state.withLock({ $0.player }), let reader = player.currentReader else { return }
+        handOverIfDue(player)
+        guard state.withLock({ $0.player }) === player else { return }   // handed over: the next poll reports it
         let played = reader.ring.releasedFrames
         let passed = reader.sourceStarts.count(where: { $0 <= played })
         let callback = state.withLock { state -> ((@Sendable (Int) -> Void)?, Int)? in

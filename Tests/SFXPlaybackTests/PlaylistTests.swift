@@ -103,3 +103,45 @@ final class PlaylistTests: XCTestCase {
         XCTAssertFalse(list.isPlaying, "next past the last without repeat stops")
     }
 }
+
+final class PlaylistCrossfadeTests: XCTestCase {
+    /// With `crossfade`, the first item hands over to the second before its end: the card hears
+    /// old·cos + new·sin over the fade (the frame it starts on is the watch's, so it is found in
+    /// the output), the second item whole after it, and both items are announced.
+    func testItemsCrossfadeEqualPowerWhenAsked() throws {
+        let setup = try EngineOnCard()
+        defer { setup.close() }
+        let a = PlayerCrossfadeTests.noise(seed: 5, frames: 48_000), b = PlayerCrossfadeTests.noise(seed: 6, frames: 48_000)
+        let urlA = setup.card.directory.appending(path: "a.wav"), urlB = setup.card.directory.appending(path: "b.wav")
+        try WAVAudio(sampleRate: 48_000, channels: 1, samples: a).write(to: urlA)
+        try WAVAudio(sampleRate: 48_000, channels: 1, samples: b).write(to: urlB)
+        let list = try Playlist(engine: setup.engine, items: [urlA, urlB])
+        list.crossfade = .milliseconds(250)
+        let changes = Mutex<[Int]>([])
+        let finished = Mutex<Bool?>(nil)
+        list.onItemChanged = { index in changes.withLock { $0.append(index) } }
+        list.didFinish = { ok in finished.withLock { $0 = ok } }
+        try list.play()
+        XCTAssertTrue(eventually(timeout: 20) { finished.withLock { $0 } != nil })
+        XCTAssertEqual(finished.withLock { $0 }, true)
+        XCTAssertEqual(changes.withLock { $0 }, [0, 1])
+        setup.engine.close()
+        let left = try setup.recording().channel(0)
+        let onset = try XCTUnwrap(left.firstIndex { abs($0) > 1e-7 })
+        let heard = Array(left[onset...])
+        let start = try XCTUnwrap((20..<heard.count).first { heard[$0] != a[$0] })
+        // The fade's length: where the second item alone begins (b[k] from then on), its last
+        // frame included (envelopes 1 and 0 exactly: the second item alone).
+        let alone = try XCTUnwrap((1_000..<24_000).first { f in (0..<64).allSatisfy { heard[start + f + $0] == b[f + $0] } })
+        let fade = alone + 1
+        XCTAssertGreaterThan(start + fade, 48_000 - 14_400, "begun about 0.25 s before the first item's end")
+        XCTAssertLessThanOrEqual(start + fade, 48_000, "and over before it")
+        var worst: Float = 0
+        for j in 0..<fade {
+            let up = Float(j + 1) / Float(fade), down = 1 - Float(j + 1) / Float(fade)
+            worst = max(worst, abs(heard[start + j] - (a[start + j] * sin(down * .pi / 2) + b[j] * sin(up * .pi / 2))))
+        }
+        XCTAssertLessThan(worst, 1e-5, "old·cos + new·sin over \(fade) frames")
+        XCTAssertEqual(Array(heard[(start + alone)..<(start + 48_000)]), Array(b[alone...]))
+    }
+}
