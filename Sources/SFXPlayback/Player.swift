@@ -16,6 +16,8 @@ import SFXMedia
 /// try player.seek(to: 90)                 // seconds; lands on the exact frame
 /// player.rate = 1.5                       // 0.5…2, speed and pitch together
 /// player.numberOfLoops = -1               // forever, gapless at the loop point
+/// player.loopRegion = 96_000..<480_000     // intro, then loop these frames (or LOOPSTART/LOOPLENGTH tags)
+/// try player.crossfade(to: next, duration: .seconds(2))   // equal-power handover
 /// print(player.currentTime, player.duration ?? 0)
 /// ```
 ///
@@ -263,8 +265,8 @@ public final class Player: @unchecked Sendable {
     }
 
     /// Extra passes after the first: 0 plays once, −1 loops until stopped. The loop point is
-    /// gapless (the reader goes back to the start without flushing the resampler). A change
-    /// applies at the next loop point.
+    /// gapless (the reader goes back to the start, or to `loopRegion`'s, without flushing the
+    /// resampler). A change applies at the next loop point.
     public var numberOfLoops: Int {
         get { state.withLock { $0.loops } }
         set {
