@@ -36,7 +36,7 @@ enum { SFX_UTIL, SFX_SWRESAMPLE, SFX_CODEC, SFX_FORMAT };
 
 /* The functions sfx calls, by the library that has them. */
 #define SFX_UTIL_FUNCTIONS(X) \
-    X(av_channel_layout_copy) X(av_channel_layout_default) X(av_dict_free) X(av_dict_set) X(av_frame_alloc) \
+    X(av_channel_layout_copy) X(av_channel_layout_default) X(av_dict_free) X(av_dict_get) X(av_dict_set) X(av_frame_alloc) \
     X(av_frame_free) X(av_frame_get_buffer) X(av_frame_make_writable) X(av_frame_unref) X(av_free) X(av_freep) \
     X(av_log_set_level) X(av_malloc) X(av_rescale_q) X(av_sample_fmt_is_planar) X(av_strerror) \
     X(avutil_version)
@@ -110,6 +110,11 @@ SFX_HIDDEN void av_channel_layout_default(AVChannelLayout *ch_layout, int nb_cha
 SFX_HIDDEN void av_dict_free(AVDictionary **m)
 {
     if (sfx_ffmpeg_ready()) ff.av_dict_free(m);
+}
+
+SFX_HIDDEN AVDictionaryEntry *av_dict_get(const AVDictionary *m, const char *key, const AVDictionaryEntry *prev, int flags)
+{
+    return sfx_ffmpeg_ready() ? ff.av_dict_get(m, key, prev, flags) : NULL;
 }
 
 SFX_HIDDEN int av_dict_set(AVDictionary **pm, const char *key, const char *value, int flags)

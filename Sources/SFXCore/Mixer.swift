@@ -48,6 +48,10 @@ import Darwin
 ///   A cue that simply ends (after its loops) stops at its last frame, without a fade.
 /// - **Changes** of gain or pan glide linearly, per sample, over `smoothingFrames`, in the
 ///   channel-gain domain; so do group gain, group mute and master gain.
+/// - **Crossfade**: a stream started with `StreamRequest.crossfadeFrom` fades in over its
+///   fade-in frames as that playing stream fades out over the same frames, from the same frame;
+///   both envelopes are then heard as sin(π/2 · envelope), so the gains are sin θ and cos θ of
+///   one angle (equal power).
 /// - **Fade-in**: a play may ask for a longer fade-in (`PlayRequest.fadeInFrames`): the same
 ///   linear envelope over max(fadeInFrames, startFadeFrames) frames.
 /// - **Pause** of a voice, a group or everything glides each voice's pause gain to 0 over
@@ -597,8 +601,14 @@ public final class Mixer: @unchecked Sendable {
         voice.cueChannels = channels
         voice.rate = Double(Mixer.clampedRate(request.rate))
         if request.paused { voice.pauses = VoiceSlot.pausedByVoice }
+        if let from = request.crossfadeFrom, slot(of: from) != nil { voice.equalPower = true }
         start(voice, id: request.voice, gain: request.gain, pan: request.pan, group: request.group,
               priority: request.priority, fadeInFrames: request.fadeInFrames)
+        if let id = request.crossfadeFrom, let old = slot(of: id), voices[old].stream != nil {
+            // Its envelope from where it is (1 when settled) down to 0 as the new one's rises.
+            voices[old].equalPower = true
+            fadeOut(old, frames: max(configuration.startFadeFrames, request.fadeInFrames), reporting: .stopped(id))
+        }
     }
 
     /// Puts a new voice in a free slot (or a cut tail's), playing, with its gains and fade-in.

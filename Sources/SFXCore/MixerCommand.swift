@@ -82,6 +82,10 @@ public struct StreamRequest: Sendable, BitwiseCopyable {
     public var paused: Bool
     /// See `PlayRequest.source`. A positional stream is never made virtual.
     public var source: Source?
+    /// A crossfade: this playing voice fades out over `fadeInFrames` as the new one fades in,
+    /// both on the same frames and both equal-power (gains cos and sin of one angle), and it ends
+    /// reporting `.stopped` once silent. Applied in the same block as the start, so sample-aligned.
+    public var crossfadeFrom: VoiceID?
 
     public init(
         voice: VoiceID, stream: StreamRing, gain: Float = 1, pan: Float = 0, group: SoundGroup = .music,

@@ -37,6 +37,10 @@ struct VoiceSlot {
     var right = Ramp(0)
     /// The start and stop fades, 0…1.
     var envelope = Ramp(0)
+    /// The envelope is heard as sin(π/2 · envelope) (a stream's equal-power crossfade): with one
+    /// voice's envelope rising over the same frames as the other's falls, the two sum to 1 frame by
+    /// frame, so the gains are sin and cos of the same angle and the power stays constant.
+    var equalPower = false
     /// The terminal event a fading voice reports when it falls silent.
     var fadeEnd = MixerEvent.stopped(VoiceID(0))
     /// The ring a streaming voice reads (nil for a cue); `position` is its read cursor, in the
@@ -310,7 +314,8 @@ struct VoiceSlot {
         while done < frames {
             if position >= end { return done }
             let needsNext = fraction != 0 && position + 1 < end
-            let e = envelope.next() * hold.next()
+            let v = envelope.next()
+            let e = (equalPower ? sin(v * (Float.pi / 2)) : v) * hold.next()
             let l = left.next() * e, r = right.next() * e
             if position >= written || (needsNext && position + 1 >= written) {
                 short += 1

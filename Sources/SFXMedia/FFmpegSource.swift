@@ -59,13 +59,13 @@ final class FFmpegSource: AudioSource {
     var channelMap: [ChannelPosition]? { nil }
 
     private let bytes: any ByteSource
-    private var format: UnsafeMutablePointer<AVFormatContext>?
+    private(set) var format: UnsafeMutablePointer<AVFormatContext>?
     private var codec: UnsafeMutablePointer<AVCodecContext>?
     private var resampler: OpaquePointer?
     private var io: UnsafeMutablePointer<AVIOContext>?
     private let packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
     private let frame: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
-    private var streamIndex: Int32 = -1
+    private(set) var streamIndex: Int32 = -1
     private var timeBase = AVRational(num: 1, den: 1)
     private var startTime: Int64 = 0
     /// Converted samples not yet handed out, and where the next one is.

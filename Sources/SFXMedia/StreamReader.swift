@@ -36,10 +36,23 @@ public final class StreamReader: @unchecked Sendable {
     public let loops: Atomic<Int>
     /// A pause after each block decoded (testing a reader that falls behind: a slow disk or network).
     public let delayPerBlock: Atomic<Int> = Atomic(0)
+    /// The loop region in source frames (`setLoopRegion`): a loop goes back to `loopStart`, and
+    /// while loops are left the play goes back there on reaching `loopEnd` (`Int64.max`: the
+    /// source's end) rather than playing on. Read at each block, so a change applies at once.
+    public let loopStart = Atomic<Int64>(0)
+    public let loopEnd = Atomic<Int64>(Int64.max)
+    /// What plays after this source once it has ended (its loops done), asked for on the reader
+    /// thread: gapless, the next file's first frame right after this one's last at the mixer's
+    /// rate (each file resampled on its own). Nil, or a nil answer, ends the stream. Set before
+    /// `start()`.
+    public var next: (@Sendable () -> RawFilePath?)?
+    /// Ring frames at which each following source began (one per `next` answer), in order.
+    public var sourceStarts: [Int] { starts.withLock { $0 } }
 
-    private let source: any AudioSource
-    private let matrix: ChannelMatrix
-    private let resampler: BlockResampler
+    private var source: any AudioSource
+    private var matrix: ChannelMatrix
+    private var resampler: BlockResampler
+    private let starts = Mutex<[Int]>([])
     private let stopRequested = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
@@ -89,6 +102,13 @@ public final class StreamReader: @unchecked Sendable {
     /// The sound's duration in seconds, when the header gives its length.
     public var duration: Double? { sourceFrames.map { Double($0) / Double(sourceRate) } }
 
+    /// Loops between `region`'s frames (nil: the whole source). An intro before it plays once,
+    /// the region 1 + `loops` times, then what follows it up to the end.
+    public func setLoopRegion(_ region: Range<Int64>?) {
+        loopStart.store(region?.lowerBound ?? 0, ordering: .relaxed)
+        loopEnd.store(region?.upperBound ?? Int64.max, ordering: .relaxed)
+    }
+
     /// Starts the decoding thread (once).
     public func start() {
         guard !started.exchange(true, ordering: .relaxed) else { return }
@@ -113,11 +133,13 @@ public final class StreamReader: @unchecked Sendable {
     public var isFinished: Bool { doneFlag.load(ordering: .acquiring) }
 
     private func run() {
-        let inChannels = source.channels
+        var inChannels = source.channels
         var block = [Float](repeating: 0, count: StreamReader.blockFrames * inChannels)
         var mixed = [Float](repeating: 0, count: StreamReader.blockFrames * format.channels)
         var out = [Float](repeating: 0, count: resampler.maximumOutput * format.channels)
-        var framesRead = 0
+        /// The source frame the next read gives, and the one the last seek went to.
+        var position = startFrame
+        var passStart = startFrame
         defer {
             ring.finish()
             doneFlag.store(true, ordering: .releasing)
@@ -132,32 +154,60 @@ public final class StreamReader: @unchecked Sendable {
             }
             return true
         }
+        func flush() throws -> Bool {
+            while true {
+                let made = try out.withUnsafeMutableBufferPointer { try resampler.finish(into: $0.baseAddress!, capacity: resampler.maximumOutput) }
+                guard made > 0 else { return true }
+                guard put(made) else { return false }
+            }
+        }
         do {
             while !stopRequested.load(ordering: .acquiring) {
                 if ring.writableFrames < resampler.maximumOutput {
                     usleep(2_000)
                     continue
                 }
-                let got = block.withUnsafeMutableBufferPointer { source.read(into: $0.baseAddress!, frames: StreamReader.blockFrames) }
+                // With loops left, a read stops at the loop region's end.
+                let left = loops.load(ordering: .relaxed)
+                let regionEnd = loopEnd.load(ordering: .relaxed)
+                var wanted = StreamReader.blockFrames
+                let atRegionEnd = left != 0 && regionEnd != Int64.max && position >= regionEnd && passStart < regionEnd
+                if left != 0, regionEnd != Int64.max, position < regionEnd { wanted = Int(min(Int64(wanted), regionEnd - position)) }
+                let got = atRegionEnd ? 0 : block.withUnsafeMutableBufferPointer { source.read(into: $0.baseAddress!, frames: wanted) }
                 if got == 0 {
-                    try source.finishReading(framesRead: framesRead + Int(startFrame))
-                    let left = loops.load(ordering: .relaxed)
-                    if left != 0, framesRead > 0 || startFrame > 0 {
+                    if !atRegionEnd { try source.finishReading(framesRead: Int(position)) }
+                    let back = loopStart.load(ordering: .relaxed)
+                    let target = back < position ? back : 0
+                    // A pass that read nothing (a region past the end) does not loop again.
+                    if left != 0, position > passStart || (position > 0 && target < position) {
                         if left > 0 { loops.store(left - 1, ordering: .relaxed) }
-                        try source.seek(toFrame: 0)
-                        framesRead = 0
+                        try source.seek(toFrame: target)
+                        position = target
+                        passStart = target
                         continue
                     }
-                    while true {
-                        let made = try out.withUnsafeMutableBufferPointer { try resampler.finish(into: $0.baseAddress!, capacity: resampler.maximumOutput) }
-                        guard made > 0, put(made) else { return }
-                    }
+                    guard try flush() else { return }
+                    guard let file = next?() else { return }
+                    // The next source: a resampler of its own (its rate), the stream unbroken.
+                    source = try AudioSources.open(file)
+                    matrix = ChannelMatrix(sourceChannels: source.channels, map: source.channelMap, targetChannels: format.channels)
+                    resampler = try BlockResampler(channels: format.channels, from: source.sampleRate, to: format.sampleRate,
+                                                   blockFrames: StreamReader.blockFrames)
+                    inChannels = source.channels
+                    block = [Float](repeating: 0, count: StreamReader.blockFrames * inChannels)
+                    out = [Float](repeating: 0, count: resampler.maximumOutput * format.channels)
+                    let boundary = ring.writtenFrames
+                    starts.withLock { $0.append(boundary) }
+                    position = 0
+                    passStart = 0
+                    setLoopRegion(nil)
+                    continue
                 }
                 guard block[0..<(got * inChannels)].allSatisfy(\.isFinite) else {
                     throw MediaError(.corrupt(detail: "NaN or infinite samples"), subject: source.path)
                 }
-                framesRead += got
-                if let maximumDuration, Double(framesRead) + Double(startFrame) > maximumDuration * Double(sourceRate) {
+                position += Int64(got)
+                if let maximumDuration, Double(position) > maximumDuration * Double(sourceRate) {
                     throw MediaError(.failed(detail: "played \(DownloadLimits.text(seconds: maximumDuration)), the longest a stream may "
                                              + "play; raise [http] max-duration in sfx.conf to play it longer"), subject: source.path)
                 }

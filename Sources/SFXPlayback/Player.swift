@@ -16,6 +16,8 @@ import SFXMedia
 /// try player.seek(to: 90)                 // seconds; lands on the exact frame
 /// player.rate = 1.5                       // 0.5…2, speed and pitch together
 /// player.numberOfLoops = -1               // forever, gapless at the loop point
+/// player.loopRegion = 96_000..<480_000     // intro, then loop these frames (or LOOPSTART/LOOPLENGTH tags)
+/// try player.crossfade(to: next, duration: .seconds(2))   // equal-power handover
 /// print(player.currentTime, player.duration ?? 0)
 /// ```
 ///
@@ -53,9 +55,9 @@ public final class Player: @unchecked Sendable {
         set { state.withLock { $0.onInterruption = newValue } }
     }
 
-    private enum Mode { case stopped, playing, paused }
+    enum Mode { case stopped, playing, paused }
 
-    private struct State {
+    struct State {
         var mode = Mode.stopped
         var reader: StreamReader?
         var voice: Voice?
@@ -68,6 +70,7 @@ public final class Player: @unchecked Sendable {
         var rate: Float = 1
         var source: Source?
         var loops = 0
+        var loopRegion: Range<Int64>?
         var fadeIn = Duration.zero
         var interrupted = false
         var underrunsBefore = 0
@@ -76,14 +79,18 @@ public final class Player: @unchecked Sendable {
         var onInterruption: (@Sendable (Interruption) -> Void)?
     }
 
-    private let engine: SoundEngine
-    private let state = Mutex(State())
+    let engine: SoundEngine
+    let state = Mutex(State())
     /// Opens a reader at a source frame (a file again, or the download's bytes).
     private let open: @Sendable (_ startFrame: Int64, _ loops: Int) throws -> StreamReader
     private let sourceRate: Int
     private var observer: Task<Void, Never>?
     /// The download a URL's player streams from (nil for a file).
     let download: HTTPDownload?
+    /// Called with each reader before it starts (a playlist hands it the next files).
+    var configureReader: ((StreamReader) -> Void)?
+    /// The reader of the play (nil while stopped).
+    var currentReader: StreamReader? { state.withLock { $0.voice == nil ? nil : $0.reader } }
 
     init(url: URL, engine: SoundEngine, group: SoundGroup, download: HTTPDownload? = nil,
          open: @escaping @Sendable (Int64, Int) throws -> StreamReader) throws {
@@ -267,8 +274,8 @@ public final class Player: @unchecked Sendable {
     }
 
     /// Extra passes after the first: 0 plays once, −1 loops until stopped. The loop point is
-    /// gapless (the reader goes back to the start without flushing the resampler). A change
-    /// applies at the next loop point.
+    /// gapless (the reader goes back to the start, or to `loopRegion`'s, without flushing the
+    /// resampler). A change applies at the next loop point.
     public var numberOfLoops: Int {
         get { state.withLock { $0.loops } }
         set {
@@ -278,6 +285,40 @@ public final class Player: @unchecked Sendable {
             }
             reader?.loops.store(max(-1, newValue), ordering: .relaxed)
         }
+    }
+
+    /// The part that loops, in the file's frames (start..<end), or nil (the default) for the
+    /// whole file: an intro before it plays once, the region 1 + `numberOfLoops` times, then the
+    /// tail after it to the end; the seam is gapless and sample-exact. A file tagged `LOOPSTART`
+    /// and `LOOPLENGTH` (or `LOOPEND`) starts with that region (`LoopTags`). Setting a region
+    /// outside the file or empty is ignored (`setLoopRegion` says why); a change applies at once.
+    public var loopRegion: Range<Int64>? {
+        get { state.withLock { $0.loopRegion } }
+        set { try? setLoopRegion(newValue) }
+    }
+
+    public func setLoopRegion(_ frames: Range<Int64>?) throws(SettingError) {
+        if let frames {
+            let length = duration.map { Int64(($0 * Double(sourceRate)).rounded()) } ?? Int64.max
+            guard frames.lowerBound >= 0, !frames.isEmpty, frames.upperBound <= length else {
+                throw SettingError(setting: "loop region", value: "\(frames.lowerBound)..<\(frames.upperBound)",
+                                   allowed: "start..<end frames within the file's \(length == .max ? "length" : "\(length) frames"), start < end")
+            }
+        }
+        let reader = state.withLock { state -> StreamReader? in
+            state.loopRegion = frames
+            return state.reader
+        }
+        reader?.setLoopRegion(frames)
+    }
+
+    /// The loop region in seconds (each bound at the nearest frame).
+    public func setLoopRegion(seconds: Range<Double>) throws(SettingError) {
+        guard seconds.lowerBound.isFinite, seconds.upperBound.isFinite else {
+            throw SettingError(setting: "loop region", value: "\(seconds)", allowed: "start..<end seconds, finite")
+        }
+        let rate = Double(sourceRate)
+        try setLoopRegion(Int64((seconds.lowerBound * rate).rounded())..<Int64((seconds.upperBound * rate).rounded()))
     }
 
     /// The fade-in of each start (play after a stop, not resume or seek), 0…60 s.
@@ -333,14 +374,18 @@ public final class Player: @unchecked Sendable {
         }
     }
 
-    /// Replaces the voice with a new one reading from `frame`.
-    private func startVoice(at frame: Int64, paused: Bool, startFrame: Int? = nil) throws {
+    /// Replaces the voice with a new one reading from `frame`; `startFrame` starts it on that
+    /// frame of the engine's clock (`play(at:)`); `crossfading` fades another player's voice out
+    /// as this one fades in (`crossfade(to:duration:)`).
+    func startVoice(at frame: Int64, paused: Bool, startFrame: Int? = nil, crossfading: (from: VoiceID, frames: Int)? = nil) throws {
         let (oldVoice, oldReader, loops, reusable) = state.withLock { state -> (Voice?, StreamReader?, Int, StreamReader?) in
             let reusable = state.voice == nil && state.reader?.startFrame == frame ? state.reader : nil
             return (state.voice, reusable == nil ? state.reader : nil, state.loops, reusable)
         }
         let reader = try reusable ?? open(frame, loops)
         reader.loops.store(loops, ordering: .relaxed)
+        reader.setLoopRegion(state.withLock { $0.loopRegion })
+        configureReader?(reader)
         preroll(reader)
         let format = engine.library.configuration.format
         let (request, generation) = state.withLock { state -> (StreamRequest, Int) in
@@ -349,9 +394,10 @@ public final class Player: @unchecked Sendable {
             state.reader = reader
             state.mode = paused ? .paused : .playing
             let fade = oldVoice == nil ? state.fadeIn : .zero
-            let request = StreamRequest(voice: VoiceID(0), stream: reader.ring, gain: state.volume, pan: state.pan, group: group,
-                                        fadeInFrames: Int((fade.seconds * Double(format.sampleRate)).rounded()),
+            var request = StreamRequest(voice: VoiceID(0), stream: reader.ring, gain: state.volume, pan: state.pan, group: group,
+                                        fadeInFrames: crossfading?.frames ?? Int((fade.seconds * Double(format.sampleRate)).rounded()),
                                         rate: state.rate, paused: paused, source: state.source)
+            request.crossfadeFrom = crossfading?.from
             return (request, state.generation)
         }
         // Only now, with the generation moved on, may the old voice's completion arrive.
@@ -445,8 +491,10 @@ extension SoundEngine {
     public func makePlayer(contentsOf url: URL, group: SoundGroup = .music) throws -> Player {
         let format = library.configuration.format
         let file = RawFilePath(url)
-        return try Player(url: url, engine: self, group: group) { start, loops in
+        let player = try Player(url: url, engine: self, group: group) { start, loops in
             try StreamReader(file: file, format: format, startFrame: start, loops: loops)
         }
+        if let tagged = LoopTags.region(of: file) { try? player.setLoopRegion(tagged) }
+        return player
     }
 }
