@@ -13,7 +13,7 @@ import SFXMedia
 /// player.didFinish = { ok in print("done", ok) }
 /// player.play()
 /// player.pause(); player.resume()
-/// try player.seek(to: 90)                 // seconds; lands on the exact frame
+/// player.currentTime = 90                 // seconds; lands on the exact frame (`try seek(to:)` throws instead)
 /// player.rate = 1.5                       // 0.5…2, speed and pitch together
 /// player.numberOfLoops = -1               // forever, gapless at the loop point
 /// print(player.currentTime, player.duration ?? 0)
@@ -192,8 +192,18 @@ public final class Player: @unchecked Sendable {
     }
 
     /// Where the play is, in seconds from the start (within one pass when looping): what the
-    /// mixer has rendered, a device buffer ahead of what is heard.
+    /// mixer has rendered, a device buffer ahead of what is heard. Setting it moves there as
+    /// `seek(to:)` does (clamped to 0…duration, playing or paused), as AVAudioPlayer's setter
+    /// does: it never throws; a move that fails (a source that cannot be opened there, a value
+    /// not a number) is ignored and `error` says why.
     public var currentTime: Double {
+        get { currentSeconds }
+        set {
+            do { try seek(to: newValue) } catch { state.withLock { $0.error = error } }
+        }
+    }
+
+    private var currentSeconds: Double {
         var seconds = Double(currentFrame) / Double(sourceRate)
         if let duration, duration > 0, seconds >= duration { seconds = seconds.truncatingRemainder(dividingBy: duration) }
         return seconds

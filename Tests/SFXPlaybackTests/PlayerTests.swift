@@ -170,7 +170,9 @@ final class PlayerTests: XCTestCase {
         let url = try writeFile(setup, seconds: 3)
         let player = try setup.engine.makePlayer(contentsOf: url)
         player.pan = -1                                            // left = gain · cos(0) = 1: samples unchanged
-        try player.seek(to: 1.25)
+        player.currentTime = .nan                                  // ignored, with the reason kept
+        XCTAssertNotNil(player.error)
+        player.currentTime = 1.25                                  // AVAudioPlayer's setter: seek(to:) without a throw
         let done = finished(player)
         try player.play()
         XCTAssertEqual(player.currentTime, 1.25, accuracy: 0.2)
