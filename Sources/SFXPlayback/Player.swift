@@ -55,6 +55,30 @@ public final class Player: @unchecked Sendable {
 
     private enum Mode { case stopped, playing, paused }
 
+    /// What a player is doing, for UI code (`states`).
+    public enum PlaybackState: Sendable, Equatable { case stopped, playing, paused }
+
+    /// One value per change of `isPlaying` and the rest (`playing`, `paused`, `stopped`, also when
+    /// a play ends by itself), sent from the caller's or the completion queue, never the output
+    /// thread. One listener.
+    public let states: AsyncStream<PlaybackState>
+    private let stateContinuation: AsyncStream<PlaybackState>.Continuation
+    private let lastState = Mutex(PlaybackState.stopped)
+
+    /// Sends the mode's state when it changed since the last one sent.
+    private func publishState() {
+        let now: PlaybackState = switch state.withLock({ $0.mode }) {
+        case .stopped: .stopped
+        case .playing: .playing
+        case .paused: .paused
+        }
+        let changed = lastState.withLock { last -> Bool in
+            defer { last = now }
+            return last != now
+        }
+        if changed { stateContinuation.yield(now) }
+    }
+
     private struct State {
         var mode = Mode.stopped
         var reader: StreamReader?
@@ -92,6 +116,7 @@ public final class Player: @unchecked Sendable {
         self.group = group
         self.open = open
         self.download = download
+        (states, stateContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
         let first = try open(0, 0)
         duration = first.duration
         sourceRate = first.sourceRate
@@ -103,6 +128,7 @@ public final class Player: @unchecked Sendable {
     }
 
     deinit {
+        stateContinuation.finish()
         observer?.cancel()
         let (voice, reader) = state.withLock { ($0.voice, $0.reader) }
         voice?.stop()
@@ -140,6 +166,7 @@ public final class Player: @unchecked Sendable {
             return state.voice
         }
         voice?.pause()
+        publishState()
     }
 
     /// Resumes a paused player from where it was.
@@ -150,6 +177,7 @@ public final class Player: @unchecked Sendable {
             return state.voice
         }
         voice?.resume()
+        publishState()
     }
 
     /// Stops playing (a 5 ms fade) and keeps the position: `play()` goes on from there.
@@ -166,6 +194,7 @@ public final class Player: @unchecked Sendable {
         }
         voice?.stop()
         reader?.stop()
+        publishState()
     }
 
     /// Moves to `seconds` from the start (clamped to the sound), landing on the exact frame
@@ -371,6 +400,7 @@ public final class Player: @unchecked Sendable {
             self?.ended(generation: generation, outcome)
         }
         state.withLock { if $0.generation == generation { $0.voice = voice } }
+        publishState()
     }
 
     private func ended(generation: Int, _ outcome: PlayOutcome) {
@@ -390,6 +420,7 @@ public final class Player: @unchecked Sendable {
             state.error = failed
             return (state.didFinish, outcome == .finished && failed == nil)
         }
+        publishState()
         callback?(success)
     }
 
