@@ -13,7 +13,7 @@ import SFXMedia
 /// player.didFinish = { ok in print("done", ok) }
 /// player.play()
 /// player.pause(); player.resume()
-/// try player.seek(to: 90)                 // seconds; lands on the exact frame
+/// player.currentTime = 90                 // seconds; lands on the exact frame (`try seek(to:)` throws instead)
 /// player.rate = 1.5                       // 0.5…2, speed and pitch together
 /// player.numberOfLoops = -1               // forever, gapless at the loop point
 /// player.loopRegion = 96_000..<480_000     // intro, then loop these frames (or LOOPSTART/LOOPLENGTH tags)
@@ -57,6 +57,30 @@ public final class Player: @unchecked Sendable {
 
     enum Mode { case stopped, playing, paused }
 
+    /// What a player is doing, for UI code (`states`).
+    public enum PlaybackState: Sendable, Equatable { case stopped, playing, paused }
+
+    /// One value per change of `isPlaying` and the rest (`playing`, `paused`, `stopped`, also when
+    /// a play ends by itself), sent from the caller's or the completion queue, never the output
+    /// thread. One listener.
+    public let states: AsyncStream<PlaybackState>
+    private let stateContinuation: AsyncStream<PlaybackState>.Continuation
+    private let lastState = Mutex(PlaybackState.stopped)
+
+    /// Sends the mode's state when it changed since the last one sent.
+    private func publishState() {
+        let now: PlaybackState = switch state.withLock({ $0.mode }) {
+        case .stopped: .stopped
+        case .playing: .playing
+        case .paused: .paused
+        }
+        let changed = lastState.withLock { last -> Bool in
+            defer { last = now }
+            return last != now
+        }
+        if changed { stateContinuation.yield(now) }
+    }
+
     struct State {
         var mode = Mode.stopped
         var reader: StreamReader?
@@ -99,6 +123,7 @@ public final class Player: @unchecked Sendable {
         self.group = group
         self.open = open
         self.download = download
+        (states, stateContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
         let first = try open(0, 0)
         duration = first.duration
         sourceRate = first.sourceRate
@@ -110,6 +135,7 @@ public final class Player: @unchecked Sendable {
     }
 
     deinit {
+        stateContinuation.finish()
         observer?.cancel()
         let (voice, reader) = state.withLock { ($0.voice, $0.reader) }
         voice?.stop()
@@ -147,6 +173,7 @@ public final class Player: @unchecked Sendable {
             return state.voice
         }
         voice?.pause()
+        publishState()
     }
 
     /// Resumes a paused player from where it was.
@@ -157,6 +184,7 @@ public final class Player: @unchecked Sendable {
             return state.voice
         }
         voice?.resume()
+        publishState()
     }
 
     /// Stops playing (a 5 ms fade) and keeps the position: `play()` goes on from there.
@@ -173,6 +201,7 @@ public final class Player: @unchecked Sendable {
         }
         voice?.stop()
         reader?.stop()
+        publishState()
     }
 
     /// Moves to `seconds` from the start (clamped to the sound), landing on the exact frame
@@ -199,8 +228,18 @@ public final class Player: @unchecked Sendable {
     }
 
     /// Where the play is, in seconds from the start (within one pass when looping): what the
-    /// mixer has rendered, a device buffer ahead of what is heard.
+    /// mixer has rendered, a device buffer ahead of what is heard. Setting it moves there as
+    /// `seek(to:)` does (clamped to 0…duration, playing or paused), as AVAudioPlayer's setter
+    /// does: it never throws; a move that fails (a source that cannot be opened there, a value
+    /// not a number) is ignored and `error` says why.
     public var currentTime: Double {
+        get { currentSeconds }
+        set {
+            do { try seek(to: newValue) } catch { state.withLock { $0.error = error } }
+        }
+    }
+
+    private var currentSeconds: Double {
         var seconds = Double(currentFrame) / Double(sourceRate)
         if let duration, duration > 0, seconds >= duration { seconds = seconds.truncatingRemainder(dividingBy: duration) }
         return seconds
@@ -407,6 +446,7 @@ public final class Player: @unchecked Sendable {
             self?.ended(generation: generation, outcome)
         }
         state.withLock { if $0.generation == generation { $0.voice = voice } }
+        publishState()
     }
 
     private func ended(generation: Int, _ outcome: PlayOutcome) {
@@ -426,6 +466,7 @@ public final class Player: @unchecked Sendable {
             state.error = failed
             return (state.didFinish, outcome == .finished && failed == nil)
         }
+        publishState()
         callback?(success)
     }
 

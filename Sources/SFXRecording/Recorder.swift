@@ -48,10 +48,14 @@ public final class Recorder: @unchecked Sendable {
     public let events: AsyncStream<RecorderEvent>
     /// The meters about 20 times a second while capturing, for UIs; ends when the recording does.
     public let levels: AsyncStream<LevelReading>
+    /// `recording`, `paused`, then `ended(last event)`: one value per change (as `isRecording`
+    /// goes), delivered with the events on the recorder's queue; it ends after `ended`.
+    public let states: AsyncStream<RecorderState>
 
     private let eventQueue = DispatchQueue(label: "sfx-recorder-events")
     private let eventContinuation: AsyncStream<RecorderEvent>.Continuation
     private let levelContinuation: AsyncStream<LevelReading>.Continuation
+    private let stateContinuation: AsyncStream<RecorderState>.Continuation
     private let handler = Mutex<(@Sendable (RecorderEvent) -> Void)?>(nil)
     private let state = Mutex<State>(State())
     private let wake = DispatchSemaphore(value: 0)
@@ -87,6 +91,8 @@ public final class Recorder: @unchecked Sendable {
         self.engine = engine
         (events, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         (levels, levelContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(16))
+        (states, stateContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        eventQueue.setSpecific(key: Self.eventQueueKey, value: true)
     }
 
     /// Called with every event, in order, on the recorder's event queue. Set it before `record()`.
@@ -154,6 +160,20 @@ public final class Recorder: @unchecked Sendable {
     /// starts capturing. Throws one line naming the device or file and the fix; after a throw
     /// there is no file.
     public func record() throws(RecorderError) {
+        try begin(limit: settings.maxDuration)
+    }
+
+    /// Records as `record()` does and stops by itself after `duration` (AVAudioRecorder's
+    /// `record(forDuration:)`): the file holds exactly round(duration × rate) frames, and the
+    /// events are those of a `maxDuration` stop. A `maxDuration` shorter than `duration` wins.
+    public func record(forDuration duration: Duration) throws(RecorderError) {
+        guard duration > .zero, duration.seconds.isFinite else {
+            throw .setting(SettingError(setting: "record(forDuration:)", value: "\(duration)", allowed: "a duration above 0"))
+        }
+        try begin(limit: settings.maxDuration.map { min($0, duration) } ?? duration)
+    }
+
+    private func begin(limit maxDuration: Duration?) throws(RecorderError) {
         let first = state.withLock { state -> Bool in
             defer { state.started = true }
             return !state.started
@@ -174,7 +194,7 @@ public final class Recorder: @unchecked Sendable {
             device.close()
             throw error
         }
-        let limit = settings.maxDuration.map { Int(($0.seconds * Double(parameters.sampleRate)).rounded()) } ?? Int.max
+        let limit = maxDuration.map { Int(($0.seconds * Double(parameters.sampleRate)).rounded()) } ?? Int.max
         // Four seconds of slack for the writer (a slow disk, a busy machine).
         let ring = SampleRing(capacity: parameters.sampleRate * parameters.channels * 4)
         let capture = CaptureLoop(device: device, ring: ring, frameLimit: max(limit, 1), realtimePriority: settings.realtimePriority)
@@ -211,8 +231,10 @@ public final class Recorder: @unchecked Sendable {
     }
 
     /// Stops and completes the file (or removes it when shorter than `minDuration`). Returns once
-    /// the file is complete, with the last event (`finished`, `discarded` or `failed`); nil when
-    /// recording never started.
+    /// the file is complete and `onEvent` has been called with the last event (as
+    /// AVAudioRecorder's delegate has been told when its `stop()` returns), with that event
+    /// (`finished`, `discarded` or `failed`); nil when recording never started. Called from
+    /// `onEvent` itself it cannot wait for that call, and returns before it.
     @discardableResult
     public func stop() -> RecorderEvent? {
         end(.keep)
@@ -225,11 +247,12 @@ public final class Recorder: @unchecked Sendable {
     }
 
     /// Waits (up to `timeout`) for the recording to end by itself (`maxDuration`, a full disk, a
-    /// lost device); returns the last event, or nil on timeout.
+    /// lost device); returns the last event, once `onEvent` has had it, or nil on timeout.
     public func waitUntilFinished(timeout: Duration = .seconds(86_400)) -> RecorderEvent? {
         guard capture != nil else { return state.withLock { $0.last } }
         guard done.wait(timeout: .now() + timeout.seconds) == .success else { return nil }
         done.signal()
+        flushEvents()
         return state.withLock { $0.last }
     }
 
@@ -241,7 +264,17 @@ public final class Recorder: @unchecked Sendable {
         wake.signal()
         done.wait()
         done.signal()
+        flushEvents()
         return state.withLock { $0.last }
+    }
+
+    private static let eventQueueKey = DispatchSpecificKey<Bool>()
+
+    /// Waits until the event queue has delivered what was sent before (the last event, sent
+    /// before `done` is signalled); not from the event queue itself, which would wait for itself.
+    private func flushEvents() {
+        guard DispatchQueue.getSpecific(key: Self.eventQueueKey) == nil else { return }
+        eventQueue.sync {}
     }
 
     private func playPrompt(_ prompt: SoundID, engine: SoundEngine) throws(RecorderError) {
@@ -382,11 +415,15 @@ public final class Recorder: @unchecked Sendable {
     private func send(_ event: RecorderEvent) {
         let handler = handler.withLock { $0 }
         let continuation = eventContinuation
+        let states = stateContinuation
         eventQueue.async {
             handler?(event)
             continuation.yield(event)
+            if let state = RecorderState(after: event) { states.yield(state) }
             switch event {
-            case .finished, .discarded, .failed: continuation.finish()
+            case .finished, .discarded, .failed:
+                continuation.finish()
+                states.finish()
             default: break
             }
         }

@@ -170,11 +170,17 @@ final class PlayerTests: XCTestCase {
         let url = try writeFile(setup, seconds: 3)
         let player = try setup.engine.makePlayer(contentsOf: url)
         player.pan = -1                                            // left = gain · cos(0) = 1: samples unchanged
-        try player.seek(to: 1.25)
+        player.currentTime = .nan                                  // ignored, with the reason kept
+        XCTAssertNotNil(player.error)
+        player.currentTime = 1.25                                  // AVAudioPlayer's setter: seek(to:) without a throw
+        let states = StateLog()
+        let states_ = player.states
+        Task { for await state in states_ { states.append(state) } }
         let done = finished(player)
         try player.play()
         XCTAssertEqual(player.currentTime, 1.25, accuracy: 0.2)
         XCTAssertTrue(eventually(timeout: 10) { done() != nil })
+        XCTAssertTrue(eventually(timeout: 5) { states.all == [.playing, .stopped] }, "states: \(states.all)")
         setup.engine.close()
         let heard = try heard(setup)
         let first = 60_000                                         // 1.25 s at 48 kHz
@@ -383,4 +389,11 @@ final class PlayerTests: XCTestCase {
         XCTAssertEqual(player.currentTime, 19.3, accuracy: 0.3)
         player.stop()
     }
+}
+
+final class StateLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var states: [Player.PlaybackState] = []
+    func append(_ state: Player.PlaybackState) { lock.lock(); states.append(state); lock.unlock() }
+    var all: [Player.PlaybackState] { lock.lock(); defer { lock.unlock() }; return states }
 }
