@@ -49,6 +49,8 @@ public enum RejectReason: Sendable, Hashable, CustomStringConvertible {
     /// A play at a future time (`play(_:at:)`) found the mixer's schedule full: at most
     /// `Mixer.scheduleCapacity` plays may wait for their time at once.
     case scheduleFull
+    /// A `SoundEvent` was triggered again inside its cooldown.
+    case cooldown
 
     /// The reason the mixer gave.
     init(_ rejection: PlayRejection) {
@@ -73,6 +75,7 @@ public enum RejectReason: Sendable, Hashable, CustomStringConvertible {
         case .formatMismatch: PlayRejection.formatMismatch.description
         case .duplicateVoice: PlayRejection.duplicateVoice.description
         case .scheduleFull: PlayRejection.scheduleFull.description
+        case .cooldown: "the event is in its cooldown: trigger it later, or shorten its cooldown"
         case .noDevice(let why): "no output device yet, and the plays held for it are at their limit (whileNoDevice .queue): \(why)"
         }
     }
