@@ -29,4 +29,20 @@ final class BankCommandTests: CommandTestCase {
         XCTAssertEqual(missing.status, 65)
         XCTAssertTrue(missing.stderr.hasPrefix("missing.json:3: event \"step\": sound \"gone.wav\" cannot be read"), missing.stderr)
     }
+
+    /// `sfx play --bank FILE EVENT` plays the event in process: the card records its sound.
+    func testPlayingAnEventOfABankInProcess() throws {
+        try WAVAudio(sampleRate: 48_000, channels: 1, samples: [Float](repeating: 0.5, count: 4800))
+            .write(to: scratch.appending(path: "loud.wav"))
+        try Data("{\"events\": {\"hit\": {\"sounds\": [\"loud.wav\"], \"volume\": -6}}}".utf8)
+            .write(to: scratch.appending(path: "game.json"))
+        let play = try sfx("play", "--bank", "game.json", "hit")
+        XCTAssertEqual(play.status, 0, play.stderr)
+        let recording = try XCTUnwrap(play.recording, play.stdout)
+        let peak = try WAVAudio(contentsOf: URL(filePath: recording)).samples.map(abs).max() ?? 0
+        XCTAssertEqual(peak, 0.5 * 0.5012, accuracy: 0.01, "-6 dB of 0.5")
+        let unknown = try sfx("play", "--bank", "game.json", "miss")
+        XCTAssertEqual(unknown.status, 1)
+        XCTAssertTrue(unknown.stderr.contains("no event \"miss\"; its events are hit"), unknown.stderr)
+    }
 }
