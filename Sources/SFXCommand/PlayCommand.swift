@@ -28,13 +28,14 @@ enum PlayCommand: Subcommand {
         positionals: [PositionalSpec(name: "NAME|FILE", help: "System sound names, sound files, or - for standard input.", min: 0, max: nil)],
         options: [SoundArgument.idOption, SoundArgument.fileOption, Volume.option, Volume.decibelOption,
                   CommonOptions.pan.spec, loops.spec, normalize, normalizeTo.spec] + WorldOptions.playSpecs + RawInput.specs + PlayerPlayback.specs
-            + OutputOptions.specs + DaemonRoute.specs)
+            + [BankPlayback.bank] + OutputOptions.specs + DaemonRoute.specs)
 
     static let loops = IntegerOption(spec: .option("loops", value: "N", help: "Extra repeats; -1 repeats until Ctrl-C (default 0)."), range: SettingLimits.textLoops)
     static let normalize = OptionSpec.flag("normalize", help: "Bring sound files to one loudness (-23 LUFS, true peak at most -1 dBTP) before playing.")
     static let normalizeTo = NumberOption(spec: .option("normalize-to", value: "LUFS", help: "Like --normalize, to this loudness (-70 to 0)."), range: -70...0)
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        if let bank = arguments.value(BankPlayback.bank) { return try BankPlayback.run(bank, arguments) }
         let position = try WorldOptions.position(arguments)
         let filter = try WorldOptions.filter(arguments)
         let reverb = try WorldOptions.reverbPreset(arguments)

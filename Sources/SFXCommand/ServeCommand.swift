@@ -18,12 +18,14 @@ enum ServeCommand: Subcommand {
         """,
         examples: ["sfx serve", "sfx serve --system --socket /run/sfx/sfx.sock --group audio", "systemctl --user enable --now sfx"],
         positionals: [],
-        options: [socket, system, group, config, idle.spec, hrtf] + limitOptions.map(\.spec) + OutputOptions.specs)
+        options: [socket, system, group, config, bank, noWatch, idle.spec, hrtf] + limitOptions.map(\.spec) + OutputOptions.specs)
 
     static let socket = OptionSpec.option("socket", value: "PATH", help: "Listen here (default $XDG_RUNTIME_DIR/sfx/sfx.sock; with --system, /run/sfx/sfx.sock).")
     static let system = OptionSpec.flag("system", help: "System mode for kiosks: --socket anywhere, shared with --group.")
     static let group = OptionSpec.option("group", value: "NAME", help: "With --system: members of this group may use the daemon (socket 0660).")
     static let idle = IntegerOption(spec: .option("idle-timeout", value: "MS", help: "Close the device after this much silence, 0 to keep it open (default 100): the next sound reopens it and is in its first period, with no buffer of silence ahead."), range: 0...86_400_000)
+    static let bank = OptionSpec.option("bank", value: "FILE", repeatable: true, help: "Load this sound bank (docs/banks.md; repeatable): clients play its events by name, and edits to it or its sounds are reloaded.")
+    static let noWatch = OptionSpec.flag("no-watch", help: "Do not reload --bank files when they change on disk.")
     static let hrtf = OptionSpec.flag("hrtf", help: "Render clients' positional plays (position=) through the default HRTF set, for headphones.")
     static let config = OptionSpec.option("config", value: "FILE", help: "The sounds to preload (default $XDG_CONFIG_HOME/sfx/serve.conf).")
     static let maxConnections = IntegerOption(spec: .option("max-connections", value: "N", help: "Connections open at once (default \(DaemonLimits.defaultConnections)); at the limit the longest-idle one is closed."), range: 1...65_536)
@@ -102,6 +104,17 @@ enum ServeCommand: Subcommand {
         let service = DaemonService(engine: session.engine, configurationURL: configURL,
                                     hapticBackend: settings.hapticBackend?.rawValue ?? "auto", limits: limits)
         for problem in service.preload() { printError("warning: \(problem)") }
+        for path in arguments.values(bank) {
+            do {
+                let loaded = try service.loadBank(URL(filePath: path), watch: !arguments.flag(noWatch))
+                if !options.quiet { printError("bank \(loaded.name): \(loaded.eventNames.joined(separator: ", "))") }
+            } catch {
+                for problem in error.errors { printError("\(problem)") }
+                listening.close()
+                session.engine.close()
+                return 65
+            }
+        }
         session.engine.start()
         let server = DaemonServer(socket: listening, service: service, policy: PeerPolicy(group: groupID), limits: limits)
         let signals = SignalWatch(mask: mask) { signal in
@@ -116,7 +129,7 @@ enum ServeCommand: Subcommand {
         // same, says so (and when the device comes and goes), and plays once the device opens.
         session.engine.onEvent = { event in
             switch event {
-            case .deviceUnavailable, .deviceLost, .deviceRestored: printError("\(event)")
+            case .deviceUnavailable, .deviceLost, .deviceRestored, .bankReloaded, .bankRejected: printError("\(event)")
             default: break
             }
         }

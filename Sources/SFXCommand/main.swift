@@ -11,7 +11,7 @@ let commands: [Subcommand.Type] = [
     PlayCommand.self, AlertCommand.self, VibrateCommand.self, ListCommand.self, InfoCommand.self,
     RenderCommand.self, DevicesCommand.self, HapticsCommand.self, MuteCommand.self, CompletionCommand.self,
     RecordCommand.self, MeterCommand.self, RecordingsCommand.self, UploadCommand.self,
-    ServeCommand.self, StatusCommand.self, StopCommand.self, LoadCommand.self,
+    ServeCommand.self, StatusCommand.self, StopCommand.self, LoadCommand.self, BankCommand.self,
 ]
 
 /// Built when asked for: a global of this file is made before the first line runs, and this one

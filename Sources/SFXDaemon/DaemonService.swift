@@ -43,6 +43,8 @@ public final class DaemonService: Sendable {
         }
     }
     private let holdings = Mutex(Holdings())
+    /// Banks loaded with `loadBank` (`sfx serve --bank`).
+    let banks = DaemonBanks()
 
     public init(engine: SoundEngine, configurationURL: URL?, hapticBackend: String, limits: DaemonLimits = DaemonLimits()) {
         self.engine = engine
@@ -148,6 +150,7 @@ public final class DaemonService: Sendable {
     // MARK: Requests
 
     private func play(_ fields: Fields, file: Int32?, uid: uid_t) throws -> (ReplyKind, [UInt8]) {
+        if let played = try playEvent(fields) { return played }
         let volume = try number(fields, "volume", in: SettingLimits.gain) ?? 1
         let pan = try number(fields, "pan", in: SettingLimits.pan) ?? 0
         let loops = Int(try number(fields, "loops", in: SettingLimits.textLoops) ?? 0)
@@ -411,7 +414,7 @@ public final class DaemonService: Sendable {
         return true
     }
 
-    private func number(_ fields: Fields, _ key: String, in range: ClosedRange<Float>) throws -> Double? {
+    func number(_ fields: Fields, _ key: String, in range: ClosedRange<Float>) throws -> Double? {
         try number(fields, key, in: Double(range.lowerBound)...Double(range.upperBound))
     }
 

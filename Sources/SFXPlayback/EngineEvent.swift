@@ -49,6 +49,10 @@ public enum RejectReason: Sendable, Hashable, CustomStringConvertible {
     /// A play at a future time (`play(_:at:)`) found the mixer's schedule full: at most
     /// `Mixer.scheduleCapacity` plays may wait for their time at once.
     case scheduleFull
+    /// A `SoundEvent` was triggered again inside its cooldown.
+    case cooldown
+    /// A bank has no event of this name.
+    case unknownEvent(String)
 
     /// The reason the mixer gave.
     init(_ rejection: PlayRejection) {
@@ -73,6 +77,8 @@ public enum RejectReason: Sendable, Hashable, CustomStringConvertible {
         case .formatMismatch: PlayRejection.formatMismatch.description
         case .duplicateVoice: PlayRejection.duplicateVoice.description
         case .scheduleFull: PlayRejection.scheduleFull.description
+        case .unknownEvent(let name): "no event \"\(name)\" in the bank: check its name (sfx bank check lists them)"
+        case .cooldown: "the event is in its cooldown: trigger it later, or shorten its cooldown"
         case .noDevice(let why): "no output device yet, and the plays held for it are at their limit (whileNoDevice .queue): \(why)"
         }
     }
@@ -114,6 +120,11 @@ public enum EngineEvent: Sendable, Equatable, CustomStringConvertible {
     /// The real-time thread could not hand over some reports (never completions): `total`
     /// since the engine opened.
     case eventsLost(total: Int)
+    /// A watched bank (`SoundEngine.loadBank`) changed on disk and was reloaded: its name.
+    case bankReloaded(String)
+    /// A watched bank changed on disk but has a problem: it keeps its last good version. The
+    /// file, the line (0 when not known) and what is wrong.
+    case bankRejected(file: String, line: Int, reason: String)
 
     public var description: String {
         switch self {
@@ -128,6 +139,8 @@ public enum EngineEvent: Sendable, Equatable, CustomStringConvertible {
         case .deliveryBehind(let waiting): "\(waiting) completions and events wait for slow handlers"
         case .memoryLockRefused(let why): "memory lock refused: \(why)"
         case .eventsLost(let total): "\(total) reports of the real-time thread lost"
+        case .bankReloaded(let name): "bank \(name) reloaded"
+        case .bankRejected(let file, let line, let reason): "bank \(BankError(file: file, line: line, reason: reason)) (the last good version stays)"
         }
     }
 }
