@@ -29,6 +29,11 @@ import SFXSystem
 public struct UserSettings: Sendable {
     public var device: String?
     public var alertVibration: AlertVibration?
+    /// `[alert] sound`, `vibrate`, `flash`, `caption`, `quiet-hours`, `quiet-priority`,
+    /// `flash-led`, `flash-command`: the alert policy and flash backend, when any is set.
+    public var alertPolicy: AlertPolicy?
+    public var flashLED: String?
+    public var flashCommand: [String]?
     public var hapticBackend: HapticBackendKind?
     public var inputDevice: String?
     public var gpio: GPIOLineConfiguration?
@@ -56,7 +61,7 @@ public struct UserSettings: Sendable {
     /// The keys each section may hold.
     public static let knownKeys: [String: [String]] = [
         "output": ["device"],
-        "alert": ["vibrate-with-alert"],
+        "alert": ["vibrate-with-alert", "sound", "vibrate", "flash", "caption", "quiet-hours", "quiet-priority", "flash-led", "flash-command"],
         "haptics": ["backend", "input-device", "gpio", "led", "command"],
         "http": ["timeout", "max-download", "max-duration"],
     ]
@@ -159,6 +164,26 @@ public struct UserSettings: Sendable {
                 bad("alert", "vibrate-with-alert", value, AlertVibration.allCases.map(\.rawValue).joined(separator: ", "))
             }
         }
+        var policy = AlertPolicy(vibration: alertVibration ?? .whenMuted)
+        var policySet = false
+        for (key, path) in [("sound", \AlertPolicy.sound), ("vibrate", \AlertPolicy.vibrate), ("flash", \AlertPolicy.flash), ("caption", \AlertPolicy.caption)] {
+            guard let value = ini["alert", key] else { continue }
+            if let rule = AlertChannelRule(rawValue: value) {
+                policy[keyPath: path] = rule
+                policySet = true
+            } else {
+                bad("alert", key, value, AlertChannelRule.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+        }
+        if let value = ini["alert", "quiet-hours"] {
+            if let window = QuietHours(text: value) { policy.quietHours = window; policySet = true } else { bad("alert", "quiet-hours", value, "HH:MM-HH:MM, e.g. 22:00-07:00") }
+        }
+        if let value = ini["alert", "quiet-priority"] {
+            if let priority = AlertPriority(name: value) { policy.quietHoursPriority = priority; policySet = true } else { bad("alert", "quiet-priority", value, "low, normal, high, critical") }
+        }
+        if policySet { alertPolicy = policy }
+        flashLED = ini["alert", "flash-led"]
+        flashCommand = ini["alert", "flash-command"].map { $0.split(separator: " ").map(String.init) }
         if let value = ini["haptics", "backend"], value != "auto" {
             if let kind = HapticBackendKind(rawValue: value) {
                 hapticBackend = kind
@@ -209,6 +234,9 @@ public struct UserSettings: Sendable {
     public func apply(to configuration: inout SoundEngine.Configuration) {
         if let device { configuration.output.device = device }
         if let alertVibration { configuration.alertVibration = alertVibration }
+        if let alertPolicy { configuration.alertPolicy = alertPolicy }
+        if let flashLED { configuration.flashBackend = LEDFlashBackend(name: flashLED) }
+        if let flashCommand, !flashCommand.isEmpty { configuration.flashBackend = CommandFlashBackend(arguments: flashCommand) }
         if let hapticBackend { configuration.hapticBackend = hapticBackend }
         apply(to: &configuration.haptics)
     }

@@ -42,11 +42,12 @@ enum AlertCommand: Subcommand {
         let sound = try sounds[0].load(into: session.engine.library)
         session.announce()
         let interruption = VibrationInterruption { try? session.engine.stopAll(fade: .milliseconds(30)) }
-        let result = session.engine.alert(sound, volume: volume)
+        let result = session.engine.alert(sound, volume: volume, name: sounds[0].systemName)
         if result.vibrated { session.engine.waitForVibration() }
         session.finish(played: result.played)
         if let status = interruption.exitStatus() { return status }
         print(result)
+        if !result.played, let notice = result.notice { print("caption: \(notice)") }
         return result.wasNoticed ? 0 : 1
     }
 }

@@ -51,6 +51,7 @@ final class EventDelivery: @unchecked Sendable {
         var unsentReleases: [UInt32] = []
         var streams: [UUID: AsyncStream<EngineEvent>.Continuation] = [:]
         var handler: (@Sendable (EngineEvent) -> Void)?
+        var alertHandler: (@Sendable (AlertNotice) -> Void)?
         /// Events that came while nobody listened (no handler, no stream), such as
         /// `.deviceUnavailable` during `init`: the first handler or stream gets them.
         var unheard: [EngineEvent] = []
@@ -422,6 +423,18 @@ final class EventDelivery: @unchecked Sendable {
                 queued.wrappingSubtract(1, ordering: .releasing)
             }
         }
+    }
+
+    /// Receives alert notices, on the event queue.
+    var alertHandler: (@Sendable (AlertNotice) -> Void)? {
+        get { state.withLock { $0.alertHandler } }
+        set { state.withLock { $0.alertHandler = newValue } }
+    }
+
+    /// Delivers an alert notice to `onAlert` on the event queue, after the events before it.
+    func publish(_ notice: AlertNotice) {
+        guard let handler = alertHandler else { return }
+        enqueue(on: eventQueue) { handler(notice) }
     }
 
     /// Delivers an event to `onEvent` and every stream, in order, on the event queue.

@@ -89,8 +89,18 @@ public final class SoundEngine: @unchecked Sendable {
         /// grants others, they are decoded when first asked for instead. A name the theme lacks
         /// is reported by `systemSound(named:)`, as without this.
         public var preloadedSystemSounds: [String] = []
-        /// When `alert` vibrates.
+        /// When `alert` vibrates (the older setting): `alertPolicy`, when set, wins over it.
         public var alertVibration = AlertVibration.whenMuted
+        /// Which channels an alert uses (sound, vibration, flash, caption) and the
+        /// do-not-disturb window; nil: `AlertPolicy(vibration: alertVibration)`.
+        public var alertPolicy: AlertPolicy?
+        /// The alert's visual channel (an LED, a command, a callback); nil: no flash.
+        public var flashBackend: (any FlashBackend)?
+        /// How an alert flashes.
+        public var flashPattern = FlashPattern.default
+        /// Receives a notice for every alert, on the engine's delivery thread; the same as
+        /// setting `onAlert` later.
+        public var onAlert: (@Sendable (AlertNotice) -> Void)?
         /// sfx's own mute switch, shared with the `sfx` command and the daemon.
         public var muteFlag = MuteFlag.user()
         /// Where to look for vibration hardware and which optional backends to offer.
@@ -250,6 +260,8 @@ public final class SoundEngine: @unchecked Sendable {
     private let closed = Atomic<Bool>(false)
     private let outputMixer = Mutex<MixerControl?>(nil)
     private let haptics = Mutex<Vibrator?>(nil)
+    /// The alert flasher, made on first use from `configuration.flashBackend`.
+    let flasher = Mutex<Flasher?>(nil)
     private let memoryLocked: Bool
     private let hrtfStatus: String
     /// How far rewind mode may render again: effect processors keep that much room.
@@ -338,6 +350,7 @@ public final class SoundEngine: @unchecked Sendable {
                                   output: output)
         delivery = EventDelivery(notices: notices, output: output, commands: commands, deviceWatch: deviceWatch)
         delivery.handler = configuration.onEvent
+        delivery.alertHandler = configuration.onAlert
         let prepared = try preparing.value()
         if prepared.configuration.format == format {
             library = prepared
@@ -665,6 +678,13 @@ public final class SoundEngine: @unchecked Sendable {
     /// The engine's events (xruns, device lost and back, voices stolen, SCHED_FIFO refused), for
     /// one consumer per stream: each access makes a new stream.
     public var events: AsyncStream<EngineEvent> { delivery.makeStream() }
+
+    /// Called for every alert with its caption and how it reached the user (heard, felt,
+    /// flashed), on the engine's delivery thread, after the engine events before it.
+    public var onAlert: (@Sendable (AlertNotice) -> Void)? {
+        get { delivery.alertHandler }
+        set { delivery.alertHandler = newValue }
+    }
 
     /// Called for every engine event, on the engine's delivery thread.
     public var onEvent: (@Sendable (EngineEvent) -> Void)? {

@@ -21,13 +21,21 @@ public struct AlertResult: Sendable, CustomStringConvertible {
     public var vibrationProblem: String?
     /// The voice that plays the sound, when it played.
     public var voice: Voice?
+    /// A flash was started.
+    public var flashed = false
+    /// The do-not-disturb window held the alert to its caption.
+    public var quiet = false
+    /// What `onAlert` receives (also when the policy turns captions off).
+    public var notice: AlertNotice?
 
-    public var wasNoticed: Bool { played || vibrated }
+    public var wasNoticed: Bool { played || vibrated || flashed }
 
     public var description: String {
         var parts: [String] = []
         parts.append(played ? "played" : "not played (\(mute))")
         if vibrated { parts.append("vibrated") }
+        if flashed { parts.append("flashed") }
+        if quiet { parts.append("quiet hours: captioned only") }
         if let vibrationProblem { parts.append("could not vibrate: \(vibrationProblem)") }
         return parts.joined(separator: "; ")
     }
@@ -54,27 +62,31 @@ extension SoundEngine {
         return SoundServer.state(timeout: .milliseconds(500))
     }
 
-    /// Plays an alert sound, like AudioServicesPlayAlertSound: when the output is muted it
-    /// vibrates instead (or as well, per `Configuration.alertVibration`). Never silent without
-    /// saying so: the result, and an `.alertUnheard` event, tell why.
+    /// Plays an alert sound, like AudioServicesPlayAlertSound, and reaches those who cannot hear
+    /// it: per `Configuration.alertPolicy` (by default: sound always, vibration and flash when
+    /// muted, caption always; from `alertVibration` when no policy is set) it plays, vibrates,
+    /// flashes (`flashBackend`, on a queue of its own: this never waits for the flash) and sends
+    /// `onAlert` an `AlertNotice` with the caption — `caption`, else one made from `name` — and
+    /// how it reached the user. During the policy's do-not-disturb window an alert below its
+    /// priority is captioned only. Never silent without saying so: the result, and an
+    /// `.alertUnheard` event, tell why.
     @discardableResult
-    public func alert(_ id: SoundID, volume: Float = 1,
+    public func alert(_ id: SoundID, volume: Float = 1, name: String? = nil, caption: String? = nil,
+                      priority: AlertPriority = .normal,
                       completion: (@Sendable (PlayOutcome) -> Void)? = nil) -> AlertResult {
         let mute = muteState()
+        let policy = configuration.alertPolicy ?? AlertPolicy(vibration: configuration.alertVibration)
+        let channels = policy.channels(muted: mute.isMuted, priority: priority)
         var result = AlertResult(played: false, vibrated: false, mute: mute)
-        if !mute.isMuted {
+        let soundName = name ?? id.description
+        let text = caption ?? AlertNotice.caption(forName: soundName)
+        if channels.sound {
             result.voice = play(id, volume: volume, group: .alerts, priority: .critical, completion: completion)
             result.played = true
         } else {
             reject(completion, .muted(mute))
         }
-        let vibrate: Bool
-        switch configuration.alertVibration {
-        case .never: vibrate = false
-        case .whenMuted: vibrate = mute.isMuted
-        case .always: vibrate = true
-        }
-        if vibrate {
+        if channels.vibrate {
             do {
                 try self.vibrate(.default)
                 result.vibrated = true
@@ -82,10 +94,35 @@ extension SoundEngine {
                 result.vibrationProblem = error.description
             }
         }
-        if !result.wasNoticed {
+        if channels.flash, let flasher = alertFlasher() {
+            flasher.flash(configuration.flashPattern, caption: text)
+            result.flashed = true
+        }
+        result.quiet = channels.quiet
+        result.notice = AlertNotice(caption: text, sound: soundName, heard: result.played, felt: result.vibrated,
+                                    flashed: result.flashed, captioned: channels.caption, quiet: channels.quiet,
+                                    priority: priority)
+        if !result.wasNoticed && !channels.quiet {
             report(.alertUnheard(result.description))
         }
+        if channels.caption, let notice = result.notice { delivery.publish(notice) }
         return result
+    }
+
+    /// The flasher for `flashBackend`, made on first use; nil without a backend.
+    func alertFlasher() -> Flasher? {
+        guard let backend = configuration.flashBackend else { return nil }
+        return flasher.withLock { flasher in
+            if let flasher { return flasher }
+            let made = Flasher(backend: backend) { [weak self] error in self?.report(.alertUnheard("could not flash: \(error.description)")) }
+            flasher = made
+            return made
+        }
+    }
+
+    /// Waits until the flashes asked for so far have ended.
+    public func waitForFlash() {
+        flasher.withLock { $0 }?.waitUntilIdle()
     }
 
     /// Vibrates, like kSystemSoundID_Vibrate: by default one buzz of about 400 ms. A new
