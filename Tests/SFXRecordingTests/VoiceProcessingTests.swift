@@ -4,6 +4,7 @@
 // clean speech's envelope) against noise-only frames (where the clean speech is silent), after
 // aligning the file with the clean speech by cross-correlation.
 import Foundation
+import Glibc
 import XCTest
 import SFX
 import SFXCardSupport
@@ -99,6 +100,22 @@ final class VoiceProcessingTests: XCTestCase {
         XCTAssertEqual(Double(trimmed.frames), Double(expected), accuracy: 2 * 2_400 + 1_024)
     }
 
+    /// `sfx record --voice --trim-silence`: the saved line gives the trimmed length, which is the
+    /// speech's with 0.2 s each side, within 50 ms at each end.
+    func testTheCommandsVoiceAndTrimSilence() throws {
+        let clean = try Self.speech()
+        let card = try cardCapturing(clean, channels: 1)
+        defer { try? card.remove() }
+        let file = card.directory.appending(path: "memo.wav")
+        let seconds = String(format: "%.3f", Double(clean.count) / Double(Self.rate))
+        let run = try Sfx(card).run(["record", "-o", file.path, "--max", seconds, "-q", "--voice", "--trim-silence"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let saved = try Decoded.soundFile(file)
+        let (start, end) = Self.speechExtent(clean)
+        XCTAssertEqual(Double(saved.frames), Double(end - start + 2 * Self.rate / 5), accuracy: 2 * 2_400)
+        XCTAssertTrue(run.stdout.hasPrefix("saved \(file.path) (\(String(format: "%.2f", Double(saved.frames) / Double(Self.rate))) s, wav, "), run.stdout)
+    }
+
     /// minDuration applies to the trimmed length: silence alone is discarded.
     func testSilenceAloneIsDiscardedByMinDurationAfterTrimming() throws {
         var last: RecorderEvent?
@@ -110,6 +127,44 @@ final class VoiceProcessingTests: XCTestCase {
         })
         guard case .discarded(_, let reason) = last else { return XCTFail("\(String(describing: last))") }
         XCTAssertEqual(reason, "0.00 s is shorter than the minimum of 0.50 s")
+    }
+
+    /// Without libspeexdsp (its file hidden under /dev/null in a mount namespace of its own, where
+    /// this test runs itself again), `record()` throws one line that says what to install, and
+    /// leaves no file; a recording without voice processing does not need it.
+    func testWithoutLibspeexdspTheErrorNamesThePackage() throws {
+        if ProcessInfo.processInfo.environment["SFX_TEST_LIBSPEEXDSP_HIDDEN"] == "1" {
+            let card = try cardCapturing([Float](repeating: 0, count: Self.rate), channels: 1)
+            defer { try? card.remove() }
+            var settings = settings(.wav, card: card, channels: 1)
+            settings.voiceProcessing = .standard
+            XCTAssertThrowsError(try Recorder(settings: settings).record()) { error in
+                XCTAssertTrue("\(error)".hasPrefix("voice processing cannot run: libspeexdsp.so.1 cannot be loaded for voice processing ("), "\(error)")
+                XCTAssertTrue("\(error)".hasSuffix("install libspeexdsp1 (apt-get install libspeexdsp1); or record without it (voiceProcessing = .off)"), "\(error)")
+            }
+            XCTAssertFalse(FileManager.default.fileExists(atPath: settings.url!.path))
+            settings.voiceProcessing = .off
+            settings.trimSilence = true
+            settings.maxDuration = .milliseconds(200)
+            let recorder = try Recorder(settings: settings)
+            try recorder.record()
+            guard case .finished = recorder.waitUntilFinished(timeout: .seconds(20)) else { return XCTFail("trimSilence alone needs no speexdsp") }
+            return
+        }
+        let library = URL(filePath: "/usr/lib/x86_64-linux-gnu/libspeexdsp.so.1").resolvingSymlinksInPath().path
+        guard FileManager.default.fileExists(atPath: library), FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else {
+            return XCTFail("no \(library) or no unshare: script/common.sh installs libspeexdsp-dev (libspeexdsp1) and util-linux")
+        }
+        let script = "mount --bind /dev/null '\(library)' || exit 97\nexec \"$0\" \"$@\""
+        let namespace = (getuid() == 0 ? [] : ["--user", "--map-root-user"]) + ["--mount", "--propagation", "private"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["SFX_TEST_LIBSPEEXDSP_HIDDEN"] = "1"
+        let run = try runToEnd(URL(filePath: "/usr/bin/unshare"),
+                               namespace + ["--", "/bin/sh", "-c", script, CommandLine.arguments[0], "SFXRecordingTests.VoiceProcessingTests/testWithoutLibspeexdspTheErrorNamesThePackage"],
+                               environment: environment, errors: .merged, timeout: 120)
+        if run.status == 97 || run.output.contains("unshare: ") { throw XCTSkip("cannot hide libspeexdsp in a mount namespace: \(run.output)") }
+        XCTAssertEqual(run.status, 0, run.output)
+        XCTAssertTrue(run.output.contains("Executed 1 test, with 0 failures"), run.output)
     }
 
     /// Out-of-range knobs are one line naming the setting.
