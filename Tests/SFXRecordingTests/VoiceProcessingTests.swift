@@ -167,6 +167,16 @@ final class VoiceProcessingTests: XCTestCase {
         XCTAssertTrue(run.output.contains("Executed 1 test, with 0 failures"), run.output)
     }
 
+    /// The latency reported: the frame gathered and speexdsp's one-frame lag, 0 when off.
+    func testProcessingLatencyIsTwoFrames() throws {
+        var settings = RecorderSettings()
+        XCTAssertEqual(try Recorder(settings: settings).processingLatency, .zero)
+        settings.voiceProcessing = .standard
+        XCTAssertEqual(try Recorder(settings: settings).processingLatency, .milliseconds(20))
+        settings.sampleRate = 16_000
+        XCTAssertEqual(try Recorder(settings: settings).processingLatency, .milliseconds(20))
+    }
+
     /// Out-of-range knobs are one line naming the setting.
     func testKnobsOutOfRangeAreRefused() {
         var settings = RecorderSettings()
