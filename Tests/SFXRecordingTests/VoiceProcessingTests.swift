@@ -84,6 +84,20 @@ final class VoiceProcessingTests: XCTestCase {
         XCTAssertEqual(captured, Double(clean.count) / Double(Self.rate), accuracy: 1e-9)
     }
 
+    /// A recording that opens mid-word loses nothing at its start: the file begins at the first
+    /// frame, and ends `trimMargin` after the speech.
+    func testTrimSilenceKeepsSpeechThatStartsAtOnce() throws {
+        let cut = Self.lead + Self.rate / 10
+        let clean = Array(try Self.speech().dropFirst(cut))
+        let trimmed = try record(clean, channels: 1) {
+            $0.trimSilence = true
+            $0.trimMargin = .milliseconds(100)
+        }
+        let end = Self.speechExtent(clean).1
+        XCTAssertEqual(Double(trimmed.frames), Double(end + Self.rate / 10), accuracy: 2_400)
+        assertSamplesEqual(Array(trimmed.samples.prefix(Self.rate)), Array(clean.prefix(Self.rate)), "the first second")
+    }
+
     /// With voice processing too, in M4A (its standard-container rewrite at stop): the file's
     /// length is the speech's and the margins within 50 ms (and AAC's frame of slack).
     func testTrimSilenceWithVoiceProcessingInM4A() throws {
