@@ -3,7 +3,7 @@
 //
 // Layers (each target imports only the layers below it):
 //   1. C       CALSA, CSndFile, CSoxr, CEBUR128, CFFmpeg, CGPIOD (system libraries; all but alsa-lib loaded on first use
-//              by CSFXMedia, CSFXFFmpeg, CSFXHaptics; libcurl by CSFXCurl; libpulse by CSFXPulse; libmysofa by CSFXMySofa; libudev by CSFXUdev; each through CSFXOnDemand); CSFXSystem, CSFXALSA, CSFXHaptics (shims), SFXSystem (typed checks over them);
+//              by CSFXMedia, CSFXFFmpeg, CSFXHaptics; libcurl by CSFXCurl; libpulse by CSFXPulse; libmysofa by CSFXMySofa; libudev by CSFXUdev; libspeexdsp by CSFXVoice; each through CSFXOnDemand); CSFXSystem, CSFXALSA, CSFXHaptics (shims), SFXSystem (typed checks over them);
 //              SFXCard (the virtual sound card plugin, linked as libsfxcard.so by SFXCardPlugin) and SFXCardSupport (its Swift side); SFXTesting (both, for games' tests)
 //   2. Core    SFXCore: cues, the mixer, lock-free queues — no devices, no files
 //   3. Media   SFXSoundDesign (the bundled sounds' synthesis), SFXMedia (decode, resample, encode, themes)
@@ -108,6 +108,10 @@ let package = Package(
         // The kernel's sound devices through a libudev netlink monitor (libudev.so.1 loaded on
         // first use, checked against libudev.h: libudev-dev, in script/common.sh): CardWatcher.
         .target(name: "CSFXUdev", dependencies: ["CSFXOnDemand"]),
+        // Voice processing (noise suppression, automatic gain) through speexdsp's preprocessor,
+        // libspeexdsp.so.1 loaded on first use (checked against speex_preprocess.h:
+        // libspeexdsp-dev, in script/common.sh): RecorderSettings.voiceProcessing.
+        .target(name: "CSFXVoice", dependencies: ["CSFXOnDemand"]),
 
         // Test support: counts heap calls made on one chosen thread (the real-time thread).
         .target(name: "CAllocationTrap", path: "Tests/Support/CAllocationTrap"),
@@ -142,7 +146,7 @@ let package = Package(
         // command import.
         .target(name: "SFXPlayback", dependencies: ["SFXCore", "SFXMedia", "SFXSoundDesign", "SFXDevice", "SFXHaptics", "CSFXSystem", "SFXSystem"],
                 swiftSettings: curlOnDemand),
-        .target(name: "SFXRecording", dependencies: ["SFXPlayback", "SFXCore", "SFXMedia", "SFXDevice", "CSFXSystem", "SFXSystem"],
+        .target(name: "SFXRecording", dependencies: ["SFXPlayback", "SFXCore", "SFXMedia", "SFXDevice", "CSFXSystem", "SFXSystem", "CSFXVoice"],
                 swiftSettings: curlOnDemand),
         .target(name: "SFX", dependencies: ["SFXPlayback", "SFXRecording"], swiftSettings: curlOnDemand),
 

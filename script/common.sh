@@ -36,6 +36,9 @@ cd "$SFX_ROOT"
 # Tests only: libopenal-dev (OpenAL Soft; OpenALReferenceTests builds Tests/Support/OpenALReference/
 # render.c against it and renders the same scenes through its loopback device, the reference that
 # sfx's positional audio is compared with). Nothing of sfx links it, so `--build` leaves it out.
+# Voice processing (RecorderSettings.voiceProcessing): libspeexdsp-dev (speex_preprocess.h, which
+# Sources/CSFXVoice is compiled against; libspeexdsp1 itself is loaded on first use, by a recording
+# with voice processing). Its tests: espeak-ng (the speech that VoiceProcessingTests mixes with noise).
 # The M4A tests: python3-mutagen (Tests/SFXRecordingTests/MP4Boxes.swift runs it under /usr/bin/python3
 # to read a recording's length as tag readers and servers do, from its moov).
 SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libsoxr-dev libebur128-dev libgpiod-dev
@@ -44,7 +47,8 @@ SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libsoxr-de
               libpulse-dev pipewire pipewire-bin wireplumber pipewire-pulse dbus pulseaudio-utils
               pipewire-alsa libasound2-plugins systemd util-linux python3 libcurl4-openssl-dev
               libmysofa-dev python3-h5py python3-numpy python3-scipy libudev-dev libopenal-dev
-              python3-venv python3-pytest python3-mutagen lintian strace dpkg-dev)
+              python3-venv python3-pytest python3-mutagen lintian strace dpkg-dev
+              libspeexdsp-dev espeak-ng)
 
 # What a program that depends on sfx needs to build (`script/packages --build` prints it; the
 # README quotes it): pkg-config and the -dev packages above but the tests' libopenal-dev. What its
@@ -56,7 +60,7 @@ sfx_build_packages() {
         case "$p" in libopenal-dev|dpkg-dev) ;; pkg-config|*-dev) printf '%s\n' "$p" ;; esac
     done
 }
-SFX_RUN_PACKAGES=(libasound2 libsndfile1 libsoxr0 libebur128-1 libgpiod2 libpulse0 libcurl4)
+SFX_RUN_PACKAGES=(libasound2 libsndfile1 libsoxr0 libebur128-1 libgpiod2 libpulse0 libcurl4 libspeexdsp1)
 SFX_RUN_FFMPEG_PACKAGES=(libavformat59 libavcodec59 libswresample4 libavutil57)
 
 sfx_require_packages() {

@@ -44,6 +44,10 @@ func recorderSettings(_ options: sfx_record_options, engine: SoundEngine?) throw
     if options.min_seconds > 0 { settings.minDuration = .nanoseconds(Int64(Double(options.min_seconds) * 1e9)) }
     if options.fragmented > 1 { throw .range("fragmented", "\(options.fragmented)", "0 (a standard M4A at stop) or 1") }
     settings.container = options.fragmented == 1 ? .fragmented : .standard
+    if options.voice_processing > 1 { throw .range("voice_processing", "\(options.voice_processing)", "0 (off) or 1 (noise suppression, gain, high-pass)") }
+    if options.trim_silence > 1 { throw .range("trim_silence", "\(options.trim_silence)", "0 or 1 (leading and trailing silence left out)") }
+    settings.voiceProcessing = options.voice_processing == 1 ? .standard : .off
+    settings.trimSilence = options.trim_silence == 1
     if options.prompt != 0 {
         guard engine != nil else { throw .null("engine (a prompt plays on an engine)") }
         settings.prompt = SoundID(rawValue: options.prompt)

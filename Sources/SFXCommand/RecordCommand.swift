@@ -14,15 +14,17 @@ enum RecordCommand: Subcommand {
         (average and held peak, dBFS) with a count-up timer; otherwise one plain line a second. \
         The file stays readable if sfx is killed (all but at most the last second): an m4a is \
         fragmented MPEG-4 while it records, rewritten as a standard M4A when it stops (--fragmented \
-        keeps the fragments). A full disk stops the recording and keeps what was written. `sfx recordings` lists what was saved. \
+        keeps the fragments). --voice processes the voice as a phone does (noise suppression, \
+        automatic gain to -23 dBFS, a high-pass at 80 Hz); --trim-silence leaves out the silence \
+        before the first speech and after the last (keeping 0.2 s of each). A full disk stops the recording and keeps what was written. `sfx recordings` lists what was saved. \
         With no sound card and no -D, it records through a running sound server, else from sfx's \
         virtual card, whose input is the sound file named by SFX_VIRTUAL_INPUT (then silence), \
         or silence without it.
         """,
-        examples: ["sfx record", "sfx record -o memo.opus --max 30 --min 1 --prompt tock",
+        examples: ["sfx record", "sfx record -o memo.opus --max 30 --min 1 --prompt tock", "sfx record -o memo.m4a --voice --trim-silence --min 1",
                    "sfx record -D hw:1 --format flac --channels 2 --rate 44100"],
         positionals: [],
-        options: [output, format, rate.spec, channels.spec, maximum.spec, minimum.spec, prompt, device, bitRate.spec, quality.spec, fragmented, quiet])
+        options: [output, format, rate.spec, channels.spec, maximum.spec, minimum.spec, prompt, device, bitRate.spec, quality.spec, fragmented, voice, trimSilence, quiet])
 
     static let output = OptionSpec.option("output", short: "o", value: "FILE", help: "The file to create (it must not exist; default: a timestamped name in the recordings directory).")
     static let format = OptionSpec.option("format", value: RecordingFormat.names, help: "The file format (default: by -o's extension, else m4a).")
@@ -35,6 +37,8 @@ enum RecordCommand: Subcommand {
     static let bitRate = IntegerOption(spec: .option("bitrate", value: "BPS", help: "AAC bit rate for m4a, 16000 to 512000 (default 64000 a channel)."), range: 16_000...512_000)
     static let quality = NumberOption(spec: .option("quality", value: "Q", help: "0 to 1 for opus, vorbis and mp3 (and flac's effort)."), range: 0...1)
     static let fragmented = OptionSpec.flag("fragmented", help: "For m4a: keep the fragmented MPEG-4 written while recording (for streaming fragments) instead of finishing a standard file.")
+    static let voice = OptionSpec.flag("voice", help: "Voice processing: noise suppression, automatic gain and a high-pass, as phones apply (speexdsp, libspeexdsp1).")
+    static let trimSilence = OptionSpec.flag("trim-silence", help: "Leave out the silence before the first speech and after the last, keeping 0.2 s of each.")
     static let quiet = OptionSpec.flag("quiet", short: "q", help: "No meter or progress; only the saved file's line (or the error).")
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
@@ -68,6 +72,8 @@ enum RecordCommand: Subcommand {
             }
             settings.container = .fragmented
         }
+        if arguments.flag(voice) { settings.voiceProcessing = .standard }
+        settings.trimSilence = arguments.flag(trimSilence)
         let userSettings = try CommandSettings.load(quiet: true)
         let quietly = arguments.flag(quiet)
         if let minimum = settings.minDuration, let maximum = settings.maxDuration, minimum > maximum {

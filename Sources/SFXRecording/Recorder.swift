@@ -186,13 +186,24 @@ public final class Recorder: @unchecked Sendable {
         let parameters = device.parameters
         let encoding = RecordingEncoding(format: settings.format, sampleRate: parameters.sampleRate, channels: parameters.channels,
                                          bitRate: settings.bitRate, quality: settings.quality, container: settings.container)
-        let encoder: any RecordingEncoder
+        var encoder: any RecordingEncoder
         let url: URL
         do {
             (encoder, url) = try createFile(encoding)
         } catch {
             device.close()
             throw error
+        }
+        if !settings.voiceProcessing.isOff || settings.trimSilence {
+            do {
+                encoder = try VoiceEncoder(wrapping: encoder, processing: settings.voiceProcessing,
+                                           trimSilence: settings.trimSilence, margin: settings.trimMargin)
+            } catch {
+                encoder.abandon()
+                unlink(url.path)
+                device.close()
+                throw error
+            }
         }
         let limit = maxDuration.map { Int(($0.seconds * Double(parameters.sampleRate)).rounded()) } ?? Int.max
         // Four seconds of slack for the writer (a slow disk, a busy machine).
@@ -365,6 +376,14 @@ public final class Recorder: @unchecked Sendable {
         }
         capture.device.close()
         levelTimer.cancel()
+        // Voice processing holds the last frames, and trimSilence the silence after speech: out
+        // before the file's length is taken.
+        if how != .delete, failure == nil, let voice = encoder as? VoiceEncoder {
+            do { try voice.flush() } catch {
+                writeError = error
+                failure = Self.writeFailure(error, url: url, seconds: Double(encoder.framesWritten) / rate)
+            }
+        }
         let seconds = Double(encoder.framesWritten) / rate
         let last: RecorderEvent
         if how == .delete {

@@ -20,6 +20,15 @@ public struct RecorderSettings: Sendable {
     /// `.fragmented` keeps the fragmented file, for those who stream fragments. Other formats
     /// ignore it.
     public var container: RecordingContainer = .standard
+    /// Noise suppression, automatic gain and a high-pass for a voice (`.standard`), as phones
+    /// apply by default; `.off` (the default) keeps the frames as captured. See `VoiceProcessing`.
+    public var voiceProcessing: VoiceProcessing = .off
+    /// Leaves out leading and trailing silence (no speech by voice activity detection), keeping
+    /// `trimMargin` of it before the first speech and after the last. The file and the final
+    /// event's duration are the trimmed length (`minDuration` applies to it); `currentTime`
+    /// counts what was captured.
+    public var trimSilence = false
+    public var trimMargin: Duration = .milliseconds(200)
     /// Any ALSA capture PCM ("default", "hw:1,0", "plughw:1", a plugin).
     public var device = "default"
     /// Frames a capture period holds: the meters' update interval (nil: 10 ms at the rate).
@@ -66,6 +75,8 @@ public struct RecorderSettings: Sendable {
         if let quality, !(quality.isFinite && (0...1).contains(quality)) {
             throw SettingError(setting: "quality", value: "\(quality)", allowed: "a number from 0 to 1")
         }
+        try voiceProcessing.validate()
+        try SettingError.check("trimMargin", trimMargin, in: .zero ... .seconds(5))
         let day = Duration.seconds(86_400)
         if let maxDuration, maxDuration <= .zero || maxDuration > day {
             throw SettingError(setting: "maxDuration", value: "\(maxDuration)", allowed: "more than 0 s, up to 24 h")

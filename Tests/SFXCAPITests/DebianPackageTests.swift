@@ -63,7 +63,7 @@ final class DebianPackageTests: XCTestCase {
             }
             XCTAssertFalse(depends.contains("swift"), "\(name) Depends: \(depends)")
             let recommends = try field("Recommends", of: packages[name]!)
-            for loaded in ["libebur128-1", "libpulse0", "libgpiod2", "libcurl4", "libudev1", "libmysofa1"] {
+            for loaded in ["libebur128-1", "libpulse0", "libgpiod2", "libcurl4", "libudev1", "libmysofa1", "libspeexdsp1"] {
                 XCTAssertTrue(recommends.contains(loaded), "\(name) Recommends: \(recommends) lacks \(loaded)")
             }
             XCTAssertTrue(try field("Suggests", of: packages[name]!).contains("libavformat59"), name)

@@ -522,6 +522,11 @@ typedef struct sfx_record_options {
                                  for before capture starts, as a voice message's tone; 0: none */
     uint32_t fragmented;      /* m4a: 1 keeps the fragmented MPEG-4 written while recording (for
                                  streaming its fragments); 0: a standard M4A, rewritten at stop */
+    uint32_t voice_processing; /* 1: a voice as phones process it: noise suppression, automatic
+                                 gain to -23 dBFS, an 80 Hz high-pass (speexdsp, loaded then from
+                                 libspeexdsp1: SFX_ERROR_FAILED without it); 0: the frames as captured */
+    uint32_t trim_silence;    /* 1: leading and trailing silence left out (voice activity), 0.2 s
+                                 kept each side; the duration and min_seconds are the trimmed length */
 } sfx_record_options;
 
 typedef struct sfx_recorder sfx_recorder;

@@ -46,6 +46,13 @@ int main(int argc, char **argv) {
     options.fragmented = 2;
     CHECK_STATUS(sfx_record_start(NULL, &options, &recorder), SFX_ERROR_RANGE);
     options.fragmented = 0;
+    options.voice_processing = 2;
+    CHECK_STATUS(sfx_record_start(NULL, &options, &recorder), SFX_ERROR_RANGE);
+    CHECK(strstr(sfx_last_error(), "voice_processing") != NULL, "the range message does not name voice_processing");
+    options.voice_processing = 0;
+    options.trim_silence = 2;
+    CHECK_STATUS(sfx_record_start(NULL, &options, &recorder), SFX_ERROR_RANGE);
+    options.trim_silence = 0;
     options.prompt = tock;
     CHECK(access(bad, F_OK) != 0, "a refused recording left a file");
 

@@ -98,7 +98,8 @@ _vibrate_cancel = _declare("sfx_vibrate_cancel", ctypes.c_int, _engine_p)
 class _RecordOptions(ctypes.Structure):
     _fields_ = [("path", ctypes.c_char_p), ("format", ctypes.c_char_p), ("device", ctypes.c_char_p),
                 ("sample_rate", ctypes.c_uint32), ("channels", ctypes.c_uint32), ("max_seconds", ctypes.c_float),
-                ("min_seconds", ctypes.c_float), ("prompt", _sfx_sound), ("fragmented", ctypes.c_uint32)]
+                ("min_seconds", ctypes.c_float), ("prompt", _sfx_sound), ("fragmented", ctypes.c_uint32),
+                ("voice_processing", ctypes.c_uint32), ("trim_silence", ctypes.c_uint32)]
 
 
 _record_start = _declare("sfx_record_start", ctypes.c_int, _engine_p, ctypes.POINTER(_RecordOptions), ctypes.POINTER(ctypes.c_void_p))
@@ -348,7 +349,8 @@ class Recorder:
 
     def __init__(self, path: "Optional[str | os.PathLike[str]]" = None, format: Optional[str] = None,
                  device: Optional[str] = None, sample_rate: int = 0, channels: int = 0, max_seconds: float = 0,
-                 min_seconds: float = 0, prompt: int = 0, engine: Optional[Engine] = None, fragmented: bool = False):
+                 min_seconds: float = 0, prompt: int = 0, engine: Optional[Engine] = None, fragmented: bool = False,
+                 voice_processing: bool = False, trim_silence: bool = False):
         options = _RecordOptions()
         self._path = os.fsencode(path) if path is not None else None
         self._format = format.encode() if format else None
@@ -357,6 +359,8 @@ class Recorder:
         options.sample_rate, options.channels = sample_rate, channels
         options.max_seconds, options.min_seconds, options.prompt = max_seconds, min_seconds, prompt
         options.fragmented = 1 if fragmented else 0
+        options.voice_processing = 1 if voice_processing else 0
+        options.trim_silence = 1 if trim_silence else 0
         handle = ctypes.c_void_p()
         _check(_record_start(engine._handle() if engine else None, ctypes.byref(options), ctypes.byref(handle)))
         self._recorder = handle
