@@ -116,7 +116,7 @@ public enum Upload {
         } catch {
             throw .file(MediaError(.failed(detail: "\(error)"), subject: file.path))
         }
-        let delegate = ProgressDelegate(progress)
+        let delegate = TransferDelegate(progress)
         let configuration = URLSessionConfiguration.keepingNothing
         configuration.timeoutIntervalForRequest = timeout
         let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
@@ -126,7 +126,7 @@ public enum Upload {
             attempt += 1
             if Task.isCancelled { throw .cancelled }
             let outcome = try await once(source, to: destination, method: method, headers: headers, fields: fields,
-                                         contentType: contentType, timeout: timeout, session: session)
+                                         contentType: contentType, timeout: timeout, session: session, delegate: delegate)
             let failure: UploadError
             var retryAfter: Double?
             var again: Bool
@@ -163,7 +163,7 @@ public enum Upload {
     /// of the last one is gone with its name), sent, and its answer or failure.
     private static func once(_ source: CheckedFile, to destination: URL, method: Method, headers: [String: String],
                              fields: [(name: String, value: String)], contentType: String, timeout: Double,
-                             session: URLSession) async throws(UploadError) -> Attempt {
+                             session: URLSession, delegate: TransferDelegate) async throws(UploadError) -> Attempt {
         // The body is streamed from a file by URLSession, never held in memory: the checked file
         // itself for a PUT; for multipart, the envelope and the file copied in chunks to an
         // unnamed file (O_TMPFILE) in a new private directory (mkdtemp, 0700), given a name
@@ -202,7 +202,7 @@ public enum Upload {
         let running = RunningTask()
         let result: Attempt = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let task = session.uploadTask(with: request, fromFile: bodyFile) { data, response, error in
+                delegate.expect { data, response, error in
                     if let error {
                         if (error as NSError).code == NSURLErrorCancelled {
                             continuation.resume(returning: .failed(.cancelled, retryable: false))
@@ -213,12 +213,12 @@ public enum Upload {
                             || { if case .other(let text) = failure { return text.lowercased().contains("reset") } else { return false } }()
                         continuation.resume(returning: .failed(UploadError(destination, error, timeout: timeout), retryable: retryable))
                     } else if let response = response as? HTTPURLResponse {
-                        continuation.resume(returning: .answered(status: response.statusCode, data: data ?? Data(), response: response))
+                        continuation.resume(returning: .answered(status: response.statusCode, data: data, response: response))
                     } else {
                         continuation.resume(returning: .failed(.transport(url: destination.absoluteString, detail: "no HTTP response"), retryable: false))
                     }
                 }
-                running.start(task)
+                running.start(session.uploadTask(with: request, fromFile: bodyFile))
                 multipart?.unlinkOnceOpened()
             }
         } onCancel: {
@@ -539,12 +539,40 @@ public enum UploadError: Error, CustomStringConvertible, Sendable, Equatable {
     }
 }
 
-private final class ProgressDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+/// The session's delegate: progress, the answer's bytes (up to 1 MiB; an error page or a JSON
+/// answer, not a download) and the end of each attempt's task. A task with a completion handler
+/// gets no `didSendBodyData` from FoundationNetworking, so tasks are made without one and end
+/// here, one attempt at a time.
+private final class TransferDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    typealias Ended = @Sendable (Data, URLResponse?, (any Error)?) -> Void
     let progress: (@Sendable (Int64, Int64) -> Void)?
+    private let state = Mutex<(data: Data, ended: Ended?)>((Data(), nil))
+    static let bodyLimit = 1 << 20
+
     init(_ progress: (@Sendable (Int64, Int64) -> Void)?) { self.progress = progress }
+
+    /// Where the next task's end goes.
+    func expect(_ ended: @escaping Ended) {
+        state.withLock { $0 = (Data(), ended) }
+    }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
                     totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
         progress?(totalBytesSent, totalBytesExpectedToSend)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        state.withLock { state in
+            let room = Self.bodyLimit - state.data.count
+            if room > 0 { state.data += data.prefix(room) }
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let (data, ended) = state.withLock { state in
+            defer { state = (Data(), nil) }
+            return (state.data, state.ended)
+        }
+        ended?(data, task.response, error)
     }
 }
