@@ -26,6 +26,8 @@ public enum RecorderError: Error, CustomStringConvertible, Sendable, Equatable {
     case prompt(String)
     /// `record()` on a recorder that has already recorded (a recorder makes one file).
     case alreadyStarted
+    /// SFX_VIRTUAL_INPUT asked for sfx's virtual card and it cannot be used (`VirtualInput`).
+    case virtualInput(String)
 
     public var description: String {
         switch self {
@@ -47,6 +49,8 @@ public enum RecorderError: Error, CustomStringConvertible, Sendable, Equatable {
             return "the prompt tone cannot be played (\(why)); choose another sound, or record without one"
         case .alreadyStarted:
             return "this recorder has already recorded; make a new Recorder for the next recording"
+        case .virtualInput(let line):
+            return line
         }
     }
 
