@@ -75,6 +75,9 @@ final class StatusLine: @unchecked Sendable {
     func end() { if terminal { FileHandle.standardError.write(Data("\n".utf8)) } }
 }
 
+/// A line on standard output, written at once (also into a pipe or a file).
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
 func clock(_ seconds: Double) -> String {
     let whole = Int(seconds)
     return String(format: "%d:%02d", whole / 60, whole % 60)
@@ -95,13 +98,6 @@ func record(_ options: Options, engine: SoundEngine) throws -> URL? {
     settings.prompt = try engine.systemSound(named: "tock")
     settings.url = options.output
     let recorder = try Recorder(settings: settings, engine: engine)
-    let ended = Mutex<RecorderEvent?>(nil)
-    recorder.onEvent = { event in
-        switch event {
-        case .finished, .discarded, .failed: ended.withLock { $0 = event }
-        default: break
-        }
-    }
     try recorder.record()
     // Enter stops the take (an end of input does not: a script may have none to give).
     let enter = Thread {
@@ -115,16 +111,15 @@ func record(_ options: Options, engine: SoundEngine) throws -> URL? {
         let level = recorder.averagePower(channel: 0)
         status.draw("● REC \(clock(now)) / \(clock(options.seconds))  [\(meter(level))] \(String(format: "%.0f", level)) dBFS  (Enter stops)",
                     second: Int(now))
-        usleep(50_000)
-        last = ended.withLock { $0 }
+        last = recorder.waitUntilFinished(timeout: .milliseconds(50))   // the last event once it has ended
     }
     status.end()
     switch last! {
     case .finished(let url, let seconds):
-        print("recorded \(url.path) (\(String(format: "%.2f", seconds)) s)")
+        say("recorded \(url.path) (\(String(format: "%.2f", seconds)) s)")
         return url
     case .discarded(_, let reason):
-        print("not sent: \(reason); hold Enter back a little longer")
+        say("not sent: \(reason); hold Enter back a little longer")
         return nil
     case .failed(let error):
         throw error
@@ -140,7 +135,7 @@ func send(_ file: URL, _ options: Options) async throws {
         status.draw("sending [\(meter(total > 0 ? Float(sent) / Float(total) * 60 - 60 : -60))] \(sent)/\(total) bytes", second: Int(sent >> 20))
     }
     status.end()
-    print("sent \(file.lastPathComponent) as \(response.contentType): \(response.status)")
+    say("sent \(file.lastPathComponent) as \(response.contentType): \(response.status)")
 }
 
 func play(_ url: URL, engine: SoundEngine) throws {
@@ -159,7 +154,7 @@ func play(_ url: URL, engine: SoundEngine) throws {
     }
     status.end()
     guard ok == true else { throw Failure("\(url.absoluteString): playing stopped: \(player.error.map { "\($0)" } ?? "an error")") }
-    print("played \(url.lastPathComponent)" + (total.map { String(format: " (%.2f s)", $0) } ?? ""))
+    say("played \(url.lastPathComponent)" + (total.map { String(format: " (%.2f s)", $0) } ?? ""))
     engine.play(try engine.systemSound(named: "bell"))
     _ = engine.waitUntilIdle()
 }
@@ -171,7 +166,7 @@ do {
     guard let file = try record(options, engine: engine) else { exit(2) }
     let outcome = Mutex<(any Error)?>(nil)
     let done = DispatchSemaphore(value: 0)
-    Task {
+    Task.detached {   // detached: top-level code is the main actor's, and the main thread waits below
         do { try await send(file, options) } catch { outcome.withLock { $0 = error } }
         done.signal()
     }
