@@ -20,8 +20,8 @@ enum UploadCommand: Subcommand {
         an attempt fails, saying so.
         """,
         examples: ["sfx upload memo.m4a https://example.com/memos/memo.m4a",
-                   "sfx upload memo.m4a \"$PRESIGNED_URL\" --header 'Content-Type: application/octet-stream'",
-                   "sfx upload memo.opus https://example.com/upload --header @auth.txt --form file --field token=T --field key=memo.opus"],
+                   "sfx upload memo.m4a \"$SIGNED_URL\" -H 'Content-Type: audio/x-m4a'",
+                   "sfx upload a.opus https://example.com/up -H @auth.txt --form file -F key=a"],
         positionals: [PositionalSpec(name: "FILE", help: "The file to send.", min: 1, max: 1),
                       PositionalSpec(name: "URL", help: "Where to send it (http:// or https://).", min: 1, max: 1)],
         options: [form, header, field, retries, timeout, quiet])
