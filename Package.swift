@@ -146,7 +146,7 @@ let package = Package(
         // command import.
         .target(name: "SFXPlayback", dependencies: ["SFXCore", "SFXMedia", "SFXSoundDesign", "SFXDevice", "SFXHaptics", "CSFXSystem", "SFXSystem"],
                 swiftSettings: curlOnDemand),
-        .target(name: "SFXRecording", dependencies: ["SFXPlayback", "SFXCore", "SFXMedia", "SFXDevice", "CSFXSystem", "SFXSystem", "CSFXVoice"],
+        .target(name: "SFXRecording", dependencies: ["SFXPlayback", "SFXCore", "SFXMedia", "SFXDevice", "CSFXSystem", "SFXSystem", "CSFXVoice", "SFXCardSupport"],
                 swiftSettings: curlOnDemand),
         .target(name: "SFX", dependencies: ["SFXPlayback", "SFXRecording"], swiftSettings: curlOnDemand),
 
@@ -184,6 +184,9 @@ let package = Package(
         .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport", "SFXDaemon"], exclude: ["link"], swiftSettings: curlOnDemand,
                           linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"] + staticSwiftRuntime)]),
         .executableTarget(name: "SFXMakeSounds", dependencies: ["SFXSoundDesign"]),
+        // The voice-message flow as a program (Examples/VoiceMessage): record with a prompt, meter
+        // and count-up, a standard M4A, a form upload with a token, a download played with a bell.
+        .executableTarget(name: "VoiceMessage", dependencies: ["SFX"], path: "Examples/VoiceMessage/Sources/VoiceMessage"),
         // The benchmarks: sfx beside OpenAL Soft, SDL_mixer and a raw-ALSA floor (Bench/run).
         .executableTarget(name: "SFXBench", dependencies: ["SFX", "SFXCardSupport", "SFXBenchMethod"], path: "Bench/Sources/SFXBench"),
         // The benchmark's statistics and rules, pure functions (Bench/Tests/SFXBenchMethodTests).

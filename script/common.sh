@@ -41,6 +41,8 @@ cd "$SFX_ROOT"
 # with voice processing). Its tests: espeak-ng (the speech that VoiceProcessingTests mixes with noise).
 # The M4A tests: python3-mutagen (Tests/SFXRecordingTests/MP4Boxes.swift runs it under /usr/bin/python3
 # to read a recording's length as tag readers and servers do, from its moov).
+# The VoiceMessage example's test: espeak-ng (the speech it records) and ffmpeg (ffprobe's
+# duration and ffmpeg's level of the uploaded M4A, readers independent of sfx's).
 SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libsoxr-dev libebur128-dev libgpiod-dev
               libavformat-dev libavcodec-dev libavutil-dev libswresample-dev
               alsa-utils sound-theme-freedesktop sox gcc g++ binutils man-db zsh
@@ -48,7 +50,7 @@ SFX_PACKAGES=(pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libsoxr-de
               pipewire-alsa libasound2-plugins systemd util-linux python3 libcurl4-openssl-dev
               libmysofa-dev python3-h5py python3-numpy python3-scipy libudev-dev libopenal-dev
               python3-venv python3-pytest python3-mutagen lintian strace dpkg-dev
-              libspeexdsp-dev espeak-ng)
+              libspeexdsp-dev espeak-ng ffmpeg)
 
 # What a program that depends on sfx needs to build (`script/packages --build` prints it; the
 # README quotes it): pkg-config and the -dev packages above but the tests' libopenal-dev. What its

@@ -181,6 +181,7 @@ public final class Recorder: @unchecked Sendable {
         guard first else { throw .alreadyStarted }
         if let prompt = settings.prompt, let engine { try playPrompt(prompt, engine: engine) }
 
+        if settings.device == "default", settings.captureDevices is SystemCaptureDevices { try VirtualInput.engageIfAsked() }
         let device: any CaptureDevice
         do { device = try settings.captureDevices.open(settings.request) } catch { throw RecorderError.opening(error) }
         let parameters = device.parameters

@@ -28,6 +28,8 @@ public enum RecorderError: Error, CustomStringConvertible, Sendable, Equatable {
     case alreadyStarted
     /// Voice processing cannot run: the line (libspeexdsp missing, and what to install).
     case voiceProcessing(String)
+    /// SFX_VIRTUAL_INPUT asked for sfx's virtual card and it cannot be used (`VirtualInput`).
+    case virtualInput(String)
 
     public var description: String {
         switch self {
@@ -51,6 +53,8 @@ public enum RecorderError: Error, CustomStringConvertible, Sendable, Equatable {
             return "this recorder has already recorded; make a new Recorder for the next recording"
         case .voiceProcessing(let why):
             return "voice processing cannot run: \(why); or record without it (voiceProcessing = .off)"
+        case .virtualInput(let line):
+            return line
         }
     }
 

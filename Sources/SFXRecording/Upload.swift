@@ -8,54 +8,162 @@ import Synchronization
 
 /// Sends a recording (any file) to an HTTP(S) server with the toolchain's URLSession
 /// (FoundationNetworking, over libcurl): a PUT of the file's bytes, or a multipart/form-data
-/// POST with the file in one field. The `Content-Type` comes from the file's content, as
-/// `sfx info` gives it (`AudioContentType`): audio/mp4 for M4A, audio/ogg for Opus and Vorbis,
-/// audio/mpeg for MP3, audio/flac, audio/wav.
+/// POST with plain form fields and then the file in one field. The `Content-Type` comes from the
+/// file's content, as `sfx info` gives it (`AudioContentType`): audio/mp4 for M4A, audio/ogg for
+/// Opus and Vorbis, audio/mpeg for MP3, audio/flac, audio/wav; a caller's `Content-Type` header
+/// overrides it (a presigned PUT signed with another type).
 ///
 /// ```swift
-/// let response = try await Upload.send(url, to: URL(string: "https://example.com/memos/1.m4a")!)
-/// let posted = try await Upload.send(url, to: form, method: .multipart(field: "audio")) { sent, total in … }
+/// let response = try await Upload.send(url, to: URL(string: "https://example.com/memos/1.m4a")!,
+///                                      headers: ["Authorization": "Bearer \(token)"])
+/// let posted = try await Upload.send(url, to: form, method: .multipart(field: "file"),
+///                                    fields: [("token", token), ("key", "memos/1.m4a")]) { sent, total in … }
 /// ```
 /// Any status from 400 up throws `UploadError.rejected` with the status and the body's first line.
+/// Connection errors and 5xx are tried again (`Retry`); cancelling the Task that awaits `send`
+/// stops the transfer at once and throws `UploadError.cancelled`.
 ///
 /// The file is never read into memory: URLSession streams the body from a file (see `send`).
 public enum Upload {
     public enum Method: Sendable, Hashable {
         /// The file's bytes as the request body.
         case put
-        /// multipart/form-data with the file in `field` (its file name and Content-Type given).
+        /// multipart/form-data with the file in `field` (its file name and Content-Type given),
+        /// after the plain `fields` of `send`.
         case multipart(field: String)
     }
 
     public struct Response: Sendable {
         public var status: Int
         public var body: Data
-        /// The Content-Type the file was sent with.
+        /// The Content-Type the file was sent with (for multipart, the file part's).
         public var contentType: String
+        /// How many requests were made (1 unless an attempt failed and was tried again).
+        public var attempts: Int = 1
+    }
+
+    /// When an upload is tried again: after a connection error (refused, reset, DNS, timed out)
+    /// or an answer of 5xx or 429, up to `attempts` requests in all, waiting
+    /// `initialDelay × 2ⁿ` seconds (at most `maximumDelay`) with jitter (a random half to all of
+    /// it) between them. A `Retry-After` in seconds on a 503 or 429 is waited instead, up to
+    /// `maximumDelay`. Never after any other 4xx: the same request would be refused again (429,
+    /// Too Many Requests, is the server asking for exactly this: a later try). TLS failures and
+    /// bad files are not tried again either.
+    public struct Retry: Sendable, Hashable {
+        public var attempts: Int
+        public var initialDelay: Double
+        public var maximumDelay: Double
+
+        public init(attempts: Int, initialDelay: Double = 0.5, maximumDelay: Double = 8) {
+            self.attempts = max(1, attempts)
+            self.initialDelay = max(0, initialDelay)
+            self.maximumDelay = max(0, maximumDelay)
+        }
+
+        /// One request, no second.
+        public static let none = Retry(attempts: 1)
+        /// 3 requests in all, 0.5 s then 1 s apart (with jitter), waits capped at 8 s: the default.
+        public static let standard = Retry(attempts: 3, initialDelay: 0.5, maximumDelay: 8)
+
+        /// The wait before request `attempt + 1` (after `attempt` failed), in seconds.
+        func delay(after attempt: Int, retryAfter: Double?) -> Double {
+            if let retryAfter { return min(max(0, retryAfter), maximumDelay) }
+            let full = min(initialDelay * pow(2, Double(attempt - 1)), maximumDelay)
+            return full * Double.random(in: 0.5...1)
+        }
     }
 
     /// How long an upload may go with nothing sent or received (the server's answer included)
     /// unless told: `[http] timeout` in sfx.conf, `sfx upload --timeout`.
     public static let defaultTimeout: Double = 30
 
-    /// Uploads `file` to `destination`; `progress` is called with the bytes sent and the total.
-    /// With nothing sent or received for `timeout` seconds (a server that takes the body and
-    /// never answers), it fails with `UploadError.timedOut`.
-    public static func send(_ file: URL, to destination: URL, method: Method = .put, timeout: Double = defaultTimeout,
+    /// Uploads `file` to `destination`; `progress` is called with the bytes sent and the total
+    /// of the current attempt (it starts again from 0 when a request is tried again).
+    ///
+    /// - `headers` are sent with every attempt. Names must be HTTP tokens and values one line;
+    ///   `Host` and `Content-Length` (and `Transfer-Encoding`) are refused, as URLSession sets
+    ///   them from the URL and the file. `Content-Type` replaces the type sfx infers: for a PUT
+    ///   the request's, for multipart the file part's (the request's carries the boundary).
+    /// - `fields` are plain multipart form fields, sent in their order before the file part
+    ///   (an S3 POST policy requires the file last); with `.put` they are an error.
+    /// - With nothing sent or received for `timeout` seconds (a server that takes the body and
+    ///   never answers), an attempt fails with `UploadError.timedOut`.
+    /// - The error after more than one attempt is `UploadError.gaveUp`, with the count and the
+    ///   last attempt's error.
+    /// - Cancelling the awaiting Task cancels the URLSession task or the wait between attempts
+    ///   at once and throws `UploadError.cancelled`; the multipart body's copy is removed.
+    public static func send(_ file: URL, to destination: URL, method: Method = .put, headers: [String: String] = [:],
+                            fields: [(name: String, value: String)] = [], retry: Retry = .standard,
+                            timeout: Double = defaultTimeout,
                             progress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws(UploadError) -> Response {
         guard let scheme = destination.scheme?.lowercased(), scheme == "http" || scheme == "https", destination.host != nil else {
             throw .invalidURL(destination.absoluteString)
         }
+        try check(headers: headers)
+        if case .put = method, !fields.isEmpty {
+            throw .invalidRequest("form fields (\(fields.map(\.name).joined(separator: ", "))) need a multipart upload; "
+                                  + "give .multipart(field:) (sfx upload --form FIELD) or drop the fields")
+        }
+        if case .multipart(let field) = method { try check(fieldName: field, what: "the file's field") }
+        for field in fields { try check(fieldName: field.name, what: "the form field") }
         let contentType: String
         let source: CheckedFile
         do {
-            contentType = try AudioContentType.of(file)
+            contentType = try headers.first { $0.key.lowercased() == "content-type" }?.value ?? AudioContentType.of(file)
             source = try CheckedFile(file)
         } catch let error as MediaError {
             throw .file(error)
         } catch {
             throw .file(MediaError(.failed(detail: "\(error)"), subject: file.path))
         }
+        let delegate = TransferDelegate(progress)
+        let configuration = URLSessionConfiguration.keepingNothing
+        configuration.timeoutIntervalForRequest = timeout
+        let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        defer { session.finishTasksAndInvalidate() }
+        var attempt = 0
+        while true {
+            attempt += 1
+            if Task.isCancelled { throw .cancelled }
+            let outcome = try await once(source, to: destination, method: method, headers: headers, fields: fields,
+                                         contentType: contentType, timeout: timeout, session: session, delegate: delegate)
+            let failure: UploadError
+            var retryAfter: Double?
+            var again: Bool
+            switch outcome {
+            case .answered(let status, let data, let response):
+                if status < 400 { return Response(status: status, body: data, contentType: contentType, attempts: attempt) }
+                failure = .rejected(url: destination.absoluteString, status: status, body: String(decoding: data, as: UTF8.self))
+                again = status >= 500 || status == 429
+                if status == 503 || status == 429 { retryAfter = seconds(retryAfterOf: response) }
+            case .failed(let error, let retryable):
+                failure = error
+                again = retryable
+            }
+            guard again, attempt < retry.attempts else {
+                throw attempt > 1 ? .gaveUp(attempts: attempt, last: failure) : failure
+            }
+            let wait = retry.delay(after: attempt, retryAfter: retryAfter)
+            do {
+                try await Task.sleep(nanoseconds: UInt64(wait * 1e9))
+            } catch {
+                throw .cancelled
+            }
+        }
+    }
+
+    /// What one request ended with.
+    private enum Attempt {
+        case answered(status: Int, data: Data, response: HTTPURLResponse)
+        /// No answer; `retryable` for a connection error worth another request.
+        case failed(UploadError, retryable: Bool)
+    }
+
+    /// One request: the body prepared (for multipart, a fresh copy: URLSession's own descriptor
+    /// of the last one is gone with its name), sent, and its answer or failure.
+    private static func once(_ source: CheckedFile, to destination: URL, method: Method, headers: [String: String],
+                             fields: [(name: String, value: String)], contentType: String, timeout: Double,
+                             session: URLSession, delegate: TransferDelegate) async throws(UploadError) -> Attempt {
         // The body is streamed from a file by URLSession, never held in memory: the checked file
         // itself for a PUT; for multipart, the envelope and the file copied in chunks to an
         // unnamed file (O_TMPFILE) in a new private directory (mkdtemp, 0700), given a name
@@ -63,6 +171,9 @@ public enum Upload {
         // has opened it (`MultipartBody`): a SIGKILL leaves nothing behind but, in the
         // moments between, an empty private directory's name.
         var request = URLRequest(url: destination, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
+        for (name, value) in headers where name.lowercased() != "content-type" {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
         let bodyFile: URL
         var multipart: MultipartBody?
         defer { multipart?.remove() }
@@ -76,7 +187,8 @@ public enum Upload {
                 let boundary = "sfx-" + UUID().uuidString
                 request.httpMethod = "POST"
                 request.setValue("multipart/form-data; boundary=\(boundary)", forHTTPHeaderField: "Content-Type")
-                let (head, tail) = envelope(field: field, fileName: file.lastPathComponent, contentType: contentType, boundary: boundary)
+                let (head, tail) = envelope(field: field, fileName: source.url.lastPathComponent, contentType: contentType,
+                                            boundary: boundary, fields: fields)
                 let body = try MultipartBody(directory: privateDirectory())
                 multipart = body
                 try source.copy(between: head, and: tail, to: body.descriptor, path: body.url)
@@ -85,41 +197,94 @@ public enum Upload {
         } catch let error as MediaError {
             throw .file(error)
         } catch {
-            throw .file(MediaError(.failed(detail: "\(error)"), subject: file.path))
+            throw .file(MediaError(.failed(detail: "\(error)"), subject: source.url.path))
         }
-        let delegate = ProgressDelegate(progress)
-        let configuration = URLSessionConfiguration.keepingNothing
-        configuration.timeoutIntervalForRequest = timeout
-        let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
-        defer { session.finishTasksAndInvalidate() }
-        let result: Result<(Data, HTTPURLResponse), UploadError> = await withCheckedContinuation { continuation in
-            let task = session.uploadTask(with: request, fromFile: bodyFile) { data, response, error in
-                if let error {
-                    continuation.resume(returning: .failure(UploadError(destination, error, timeout: timeout)))
-                } else if let response = response as? HTTPURLResponse {
-                    continuation.resume(returning: .success((data ?? Data(), response)))
-                } else {
-                    continuation.resume(returning: .failure(.transport(url: destination.absoluteString, detail: "no HTTP response")))
+        let running = RunningTask()
+        let result: Attempt = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                delegate.expect { data, response, error in
+                    if let error {
+                        if (error as NSError).code == NSURLErrorCancelled {
+                            continuation.resume(returning: .failed(.cancelled, retryable: false))
+                            return
+                        }
+                        let failure = TransferFailure(error)
+                        let retryable = [.refused, .hostNotFound, .timedOut, .dropped].contains(failure)
+                            || { if case .other(let text) = failure { return text.lowercased().contains("reset") } else { return false } }()
+                        continuation.resume(returning: .failed(UploadError(destination, error, timeout: timeout), retryable: retryable))
+                    } else if let response = response as? HTTPURLResponse {
+                        continuation.resume(returning: .answered(status: response.statusCode, data: data, response: response))
+                    } else {
+                        continuation.resume(returning: .failed(.transport(url: destination.absoluteString, detail: "no HTTP response"), retryable: false))
+                    }
                 }
+                running.start(session.uploadTask(with: request, fromFile: bodyFile))
+                multipart?.unlinkOnceOpened()
             }
-            task.resume()
-            multipart?.unlinkOnceOpened()
+        } onCancel: {
+            running.cancel()
         }
         withExtendedLifetime(source) {}
-        let (data, response) = try result.get()
-        guard response.statusCode < 400 else {
-            throw .rejected(url: destination.absoluteString, status: response.statusCode, body: String(decoding: data, as: UTF8.self))
-        }
-        return Response(status: response.statusCode, body: data, contentType: contentType)
+        if case .failed(.cancelled, _) = result { throw .cancelled }
+        return result
     }
 
-    /// The multipart body: `head`, then the file's bytes, then `tail`.
-    static func envelope(field: String, fileName: String, contentType: String, boundary: String) -> (head: Data, tail: Data) {
+    /// A `Retry-After` of whole seconds (an HTTP date is not taken: back-off applies then).
+    private static func seconds(retryAfterOf response: HTTPURLResponse) -> Double? {
+        guard let value = response.allHeaderFields.first(where: { ($0.key as? String)?.lowercased() == "retry-after" })?.value as? String else { return nil }
+        return Double(value.trimmingCharacters(in: .whitespaces)).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
+    }
+
+    /// Header names are HTTP tokens (RFC 9110), values one line without NUL; URLSession's own
+    /// headers are not the caller's to give.
+    static func check(headers: [String: String]) throws(UploadError) {
+        let token = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        var seen: [String: String] = [:]
+        for name in headers.keys.sorted() {
+            let value = headers[name]!
+            guard !name.isEmpty, name.allSatisfy(token.contains) else {
+                throw .invalidRequest("header '\(name.debugDescription.dropFirst().dropLast())' is not a valid header name; "
+                                      + "use letters, digits and !#$%&'*+-.^_`|~ only, e.g. X-Api-Key")
+            }
+            guard !value.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" || $0 == "\r\n" }) else {
+                throw .invalidRequest("header \(name) has a line break or NUL in its value; give its value on one line")
+            }
+            switch name.lowercased() {
+            case "host":
+                throw .invalidRequest("header Host cannot be set: it comes from the URL; put the host in the URL instead")
+            case "content-length":
+                throw .invalidRequest("header Content-Length cannot be set: it is the body's length, which sfx sends itself; drop it")
+            case "transfer-encoding":
+                throw .invalidRequest("header Transfer-Encoding cannot be set: sfx sends the body with its length; drop it")
+            default: break
+            }
+            if let other = seen[name.lowercased()] {
+                throw .invalidRequest("headers \(other) and \(name) are the same header; give it once")
+            }
+            seen[name.lowercased()] = name
+        }
+    }
+
+    /// A form field's name: not empty, one line without NUL (quoted in the part's header).
+    static func check(fieldName name: String, what: String) throws(UploadError) {
+        guard !name.isEmpty, !name.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" || $0 == "\r\n" }) else {
+            throw .invalidRequest("\(what) name '\(name.debugDescription.dropFirst().dropLast())' is empty or has a line break or NUL; give a name on one line, e.g. file")
+        }
+    }
+
+    /// The multipart body: `head` (the plain `fields` in order, then the file part's header),
+    /// then the file's bytes, then `tail`.
+    static func envelope(field: String, fileName: String, contentType: String, boundary: String,
+                         fields: [(name: String, value: String)] = []) -> (head: Data, tail: Data) {
         func quoted(_ text: String) -> String {
             text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
                 .replacingOccurrences(of: "\r", with: "").replacingOccurrences(of: "\n", with: "")
         }
-        var head = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(quoted(field))\"; filename=\"\(quoted(fileName))\"\r\n".utf8)
+        var head = Data()
+        for (name, value) in fields {
+            head += Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(quoted(name))\"\r\n\r\n\(value)\r\n".utf8)
+        }
+        head += Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(quoted(field))\"; filename=\"\(quoted(fileName))\"\r\n".utf8)
         head += Data("Content-Type: \(contentType)\r\n\r\n".utf8)
         return (head, Data("\r\n--\(boundary)--\r\n".utf8))
     }
@@ -132,6 +297,29 @@ public enum Upload {
             throw MediaError(.failed(detail: "cannot make a directory for the multipart body (\(String(cString: strerror(errno)))); set TMPDIR to a writable directory"), subject: base)
         }
         return URL(filePath: String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self), directoryHint: .isDirectory)
+    }
+}
+
+/// The URLSession task of an attempt, for cancellation from another thread: cancelled at once
+/// if the awaiting Task was cancelled before it started.
+private final class RunningTask: @unchecked Sendable {
+    private let state = Mutex<(task: URLSessionTask?, cancelled: Bool)>((nil, false))
+
+    func start(_ task: URLSessionTask) {
+        let cancelled = state.withLock { state in
+            state.task = task
+            return state.cancelled
+        }
+        task.resume()
+        if cancelled { task.cancel() }
+    }
+
+    func cancel() {
+        let task = state.withLock { state in
+            state.cancelled = true
+            return state.task
+        }
+        task?.cancel()
     }
 }
 
@@ -297,6 +485,18 @@ public enum UploadError: Error, CustomStringConvertible, Sendable, Equatable {
     case timedOut(url: String, seconds: Double)
     /// The server answered 4xx or 5xx; `body` is what it said.
     case rejected(url: String, status: Int, body: String)
+    /// A header or form field the upload cannot send, or fields with a PUT; the line says which and why.
+    case invalidRequest(String)
+    /// The Task awaiting the upload was cancelled; the transfer was stopped.
+    case cancelled
+    /// Every attempt failed (`Upload.Retry`): how many were made, and the last one's error.
+    indirect case gaveUp(attempts: Int, last: UploadError)
+
+    /// The error itself, without the count of attempts of `gaveUp`.
+    public var underlying: UploadError {
+        if case .gaveUp(_, let last) = self { return last.underlying }
+        return self
+    }
 
     /// The error of a failed URLSession upload to `url`.
     init(_ url: URL, _ error: any Error, timeout: Double) {
@@ -329,16 +529,50 @@ public enum UploadError: Error, CustomStringConvertible, Sendable, Equatable {
             let said = body.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: " / ")
             return "\(url): the server answered \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))"
                 + (said.isEmpty ? "" : ": \(said.prefix(300))")
+        case .invalidRequest(let detail):
+            return detail
+        case .cancelled:
+            return "the upload was cancelled"
+        case .gaveUp(let attempts, let last):
+            return "\(last.description) (gave up after \(attempts) attempts)"
         }
     }
 }
 
-private final class ProgressDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+/// The session's delegate: progress, the answer's bytes (up to 1 MiB; an error page or a JSON
+/// answer, not a download) and the end of each attempt's task. A task with a completion handler
+/// gets no `didSendBodyData` from FoundationNetworking, so tasks are made without one and end
+/// here, one attempt at a time.
+private final class TransferDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    typealias Ended = @Sendable (Data, URLResponse?, (any Error)?) -> Void
     let progress: (@Sendable (Int64, Int64) -> Void)?
+    private let state = Mutex<(data: Data, ended: Ended?)>((Data(), nil))
+    static let bodyLimit = 1 << 20
+
     init(_ progress: (@Sendable (Int64, Int64) -> Void)?) { self.progress = progress }
+
+    /// Where the next task's end goes.
+    func expect(_ ended: @escaping Ended) {
+        state.withLock { $0 = (Data(), ended) }
+    }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
                     totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
         progress?(totalBytesSent, totalBytesExpectedToSend)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        state.withLock { state in
+            let room = Self.bodyLimit - state.data.count
+            if room > 0 { state.data += data.prefix(room) }
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let (data, ended) = state.withLock { state in
+            defer { state = (Data(), nil) }
+            return (state.data, state.ended)
+        }
+        ended?(data, task.response, error)
     }
 }

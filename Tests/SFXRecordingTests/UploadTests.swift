@@ -100,7 +100,7 @@ final class UploadTests: XCTestCase {
         }
     }
 
-    /// `sfx upload`: exit 0 with the type on success; exit 1 and one line on a 500.
+    /// `sfx upload`: exit 0 with the type on success; exit 1 and one line on a 500 (tried 3 times).
     func testTheCommandUploadsAndFailsOnServerErrors() throws {
         let file = try record(.opus, name: "cli.opus")
         let ok = try Sfx(card).run(["upload", file.path, "http://127.0.0.1:\(port)/cli"])
@@ -110,7 +110,7 @@ final class UploadTests: XCTestCase {
         let failed = try Sfx(card).run(["upload", file.path, "http://127.0.0.1:\(port)/status/500", "--form", "audio"])
         XCTAssertEqual(failed.status, 1)
         XCTAssertTrue(failed.stderr.hasPrefix("sfx: http://127.0.0.1:\(port)/status/500: the server answered 500 "), failed.stderr)
-        XCTAssertTrue(failed.stderr.hasSuffix(": rejected by the test server / second line\n"), failed.stderr)
+        XCTAssertTrue(failed.stderr.hasSuffix(": rejected by the test server / second line (gave up after 3 attempts)\n"), failed.stderr)
         XCTAssertEqual(failed.stderr.split(separator: "\n").count, 1)
     }
 
@@ -161,14 +161,14 @@ final class UploadTests: XCTestCase {
         let file = try wav(bytes: 100_000, name: "wait.wav")
         let url = "http://127.0.0.1:\(port)/silent/wait.wav"
         do {
-            _ = try await Upload.send(file, to: URL(string: url)!, timeout: 1)
+            _ = try await Upload.send(file, to: URL(string: url)!, retry: .none, timeout: 1)
             XCTFail("no answer was taken for success")
         } catch {
             XCTAssertEqual(error, .timedOut(url: url, seconds: 1))
             XCTAssertEqual(error.description, "\(url): the upload failed: no answer from the server for 1 s (timed out); check that it "
                            + "is running, or wait longer with --timeout or [http] timeout in sfx.conf")
         }
-        let flag = try Sfx(card).run(["upload", file.path, url, "--timeout", "1", "--form", "audio"])
+        let flag = try Sfx(card).run(["upload", file.path, url, "--timeout", "1", "--form", "audio", "--retries", "0"])
         XCTAssertEqual(flag.status, 1)
         XCTAssertEqual(flag.stderr, "sfx: \(url): the upload failed: no answer from the server for 1 s (timed out); check that it "
                        + "is running, or wait longer with --timeout or [http] timeout in sfx.conf\n")
@@ -178,6 +178,7 @@ final class UploadTests: XCTestCase {
         let setting = try Sfx(card).run(["upload", file.path, url])
         XCTAssertEqual(setting.status, 1)
         XCTAssertTrue(setting.stderr.contains("no answer from the server for 1 s (timed out)"), setting.stderr)
+        XCTAssertTrue(setting.stderr.hasSuffix(" (gave up after 3 attempts)\n"), "a time-out is tried again: \(setting.stderr)")
         XCTAssertFalse(setting.stderr.contains("NSURLErrorDomain"), setting.stderr)
         let bad = try Sfx(card).run(["upload", file.path, url, "--timeout", "soon"])
         XCTAssertEqual(bad.status, 64)

@@ -92,7 +92,7 @@ final class VirtualInputTests: XCTestCase {
     /// Runs the `sfx` beside this test bundle in a mount namespace where /dev/snd and
     /// /proc/asound are empty (as ServerChoiceTests do), with the machine's ALSA configuration,
     /// an empty private runtime directory (no sound server to reach) and a home in `directory`.
-    func run(_ arguments: [String], input: URL?) throws -> Run {
+    func run(_ arguments: [String], input: URL?, program: URL = Sfx.program) throws -> Run {
         let runtime = directory.appending(path: "runtime")
         let home = directory.appending(path: "home")
         for made in [runtime, home] where !FileManager.default.fileExists(atPath: made.path) {
@@ -111,7 +111,7 @@ final class VirtualInputTests: XCTestCase {
             exec "$0" "$@"
             """
         let run = try runToEnd(URL(filePath: "/usr/bin/unshare"),
-                               ["--mount", "--propagation", "private", "--", "/bin/sh", "-c", hide, Sfx.program.path] + arguments,
+                               ["--mount", "--propagation", "private", "--", "/bin/sh", "-c", hide, program.path] + arguments,
                                environment: environment, directory: directory, input: .none, errors: .captured, capture: .files(in: directory))
         return Run(status: run.status, stdout: run.output, stderr: run.errors)
     }

@@ -15,13 +15,14 @@ public final class LocalHTTPServer {
     private let input = Pipe()
     private var stopped = false
 
-    /// Starts Tests/http/`script` with `directory` and waits for the port it reports.
-    public init(script: String, serving directory: URL) throws {
+    /// Starts Tests/http/`script` with `directory` (and `arguments` after it) and waits for the
+    /// port it reports.
+    public init(script: String, serving directory: URL, arguments: [String] = []) throws {
         let path = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appending(path: "http/\(script)")
         let output = Pipe()
         process.executableURL = URL(filePath: "/usr/bin/python3")
-        process.arguments = [path.path, directory.path]
+        process.arguments = [path.path, directory.path] + arguments
         process.standardInput = input
         process.standardOutput = output
         try process.run()
