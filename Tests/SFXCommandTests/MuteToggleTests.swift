@@ -55,7 +55,10 @@ final class MuteStatusAgreesWithAlertTests: CommandTestCase {
         XCTAssertEqual(fields["muted"] as? Bool, muted, "\(condition): \(json.stdout)", file: file, line: line)
         XCTAssertEqual(fields["device"] as? String, "sfxcard", "\(condition): the alert's output", file: file, line: line)
         let reasons = fields["reasons"] as? [String] ?? []
-        let said = alert.stdout.split(separator: "\n").last.map(String.init) ?? ""   // after where the card recorded
+        // What it did: the line after where the card recorded (an unheard alert adds its caption after it).
+        let lines = alert.stdout.split(separator: "\n").map(String.init)
+        let said = lines.last { !$0.hasPrefix("caption: ") } ?? ""
+        XCTAssertEqual(lines.last?.hasPrefix("caption: "), muted, "\(condition): a caption line exactly when unheard: \(alert.stdout)", file: file, line: line)
         if muted {
             XCTAssertTrue(said.hasPrefix("not played (muted: \(reasons.joined(separator: "; ")))"),
                           "\(condition): the alert said \(alert.stdout), the status \(reasons)", file: file, line: line)

@@ -257,7 +257,7 @@ final class NewUserTests: CommandTestCase {
             .split(separator: "\n").filter { !$0.hasPrefix("   ") }.compactMap { $0.split(separator: " ").first.map(String.init) }
         XCTAssertEqual(names, ["play", "alert", "vibrate", "list", "info", "render", "devices", "haptics", "mute", "completion",
                                "record", "meter", "recordings", "upload",
-                               "serve", "status", "stop", "load"])
+                               "serve", "status", "stop", "load", "bank"])
         for name in names {
             let help = try sfx(name, "--help")
             XCTAssertEqual(help.status, 0, name)
