@@ -99,7 +99,7 @@ enum PlayerPlayback {
             case .file(let path):
                 player = try engine.makePlayer(contentsOf: URL(filePath: path.description))
                 if region.0 != nil || region.1 != nil {
-                    try player.setLoopRegion(seconds: (region.0 ?? 0)..<(region.1 ?? player.duration ?? .infinity))
+                    try player.setLoopRegion(seconds: (region.0 ?? 0)..<(region.1 ?? player.duration))
                 }
             }
             ending = try arguments.value(then).map { try SoundArgument($0).load(into: engine.library) }
@@ -143,14 +143,14 @@ enum PlayerPlayback {
                 case .quit: quit = true
                 }
             }
-            bar?.draw(elapsed: player.currentTime, total: list == nil ? player.duration : nil, paused: !player.isPlaying,
+            bar?.draw(elapsed: player.currentTime, total: list == nil && player.isDurationKnown ? player.duration : nil, paused: !player.isPlaying,
                       downloaded: player.downloadProgress?.fraction)
             usleep(100_000)
         }
         keys?.restore()
         if let bar {
-            bar.draw(elapsed: result.withLock({ $0 }) == true ? player.duration ?? player.currentTime : player.currentTime,
-                     total: list == nil ? player.duration : nil, paused: !player.isPlaying, downloaded: player.downloadProgress?.fraction)
+            bar.draw(elapsed: result.withLock({ $0 }) == true && player.isDurationKnown ? player.duration : player.currentTime,
+                     total: list == nil && player.isDurationKnown ? player.duration : nil, paused: !player.isPlaying, downloaded: player.downloadProgress?.fraction)
             bar.finish()
         }
         if quit || interrupted.happened { player.stop() }

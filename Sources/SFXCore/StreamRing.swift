@@ -40,6 +40,11 @@ public final class StreamRing: @unchecked Sendable {
     /// Render blocks in which the voice lacked frames, and the frames it played as silence.
     let underrunCount = Atomic<Int>(0)
     let underrunFrameCount = Atomic<Int>(0)
+    /// The level of what was written, per `levelChunk` frames and channel (peak, then sum of
+    /// squares), `levelSlots` chunks kept (StreamRingLevels.swift). Written by the producer as it
+    /// writes frames, read for a player's meters at the frame being played: never by the mixer.
+    let levels: UnsafeMutablePointer<Float>
+    let levelSlots: Int
 
     /// A ring of at least `capacity` frames (rounded up to a power of two, at least 2).
     public init(capacity: Int, channels: Int) {
@@ -51,9 +56,19 @@ public final class StreamRing: @unchecked Sendable {
         mask = size - 1
         storage = .allocate(capacity: size * channels)
         storage.initialize(repeating: 0, count: size * channels)
+        // Slots for a whole ring of chunks and the meters' window besides, so the producer, at
+        // most `capacity` frames ahead of the released frame, never overwrites a chunk being read.
+        var slots = 2
+        while slots < size / Self.levelChunk + Self.meterWindowChunks + 2 { slots <<= 1 }
+        levelSlots = slots
+        levels = .allocate(capacity: slots * channels * 2)
+        levels.initialize(repeating: 0, count: slots * channels * 2)
     }
 
-    deinit { storage.deallocate() }
+    deinit {
+        storage.deallocate()
+        levels.deallocate()
+    }
 
     // MARK: Producer side
 
@@ -76,6 +91,7 @@ public final class StreamRing: @unchecked Sendable {
             (storage + index * channels).update(from: source + done * channels, count: run * channels)
             done += run
         }
+        measure(source, frames: count, from: start)
         written.store(start + count, ordering: .releasing)
         return count
     }

@@ -18,7 +18,8 @@ import SFXMedia
 /// player.numberOfLoops = -1               // forever, gapless at the loop point
 /// player.loopRegion = 96_000..<480_000     // intro, then loop these frames (or LOOPSTART/LOOPLENGTH tags)
 /// try player.crossfade(to: next, duration: .seconds(2))   // equal-power handover
-/// print(player.currentTime, player.duration ?? 0)
+/// print(player.currentTime, player.duration)     // seconds; duration is .infinity for a live stream
+/// player.isMeteringEnabled = true; player.updateMeters(); player.averagePower(forChannel: 0)   // dBFS
 /// ```
 ///
 /// Memory is the ring (2 s at 48 kHz, 1 MB in stereo) plus a few decoding blocks, whatever the
@@ -40,8 +41,12 @@ public final class Player: @unchecked Sendable {
     /// Where the sound comes from: a file, or a URL being downloaded (`PlayerDownload`).
     public let url: URL
     public let group: SoundGroup
-    /// The length in seconds (one pass, without loops), or nil when the source does not say.
-    public let duration: Double?
+    /// The length in seconds (one pass, without loops), as AVAudioPlayer's: known at open for
+    /// files and for web streams whose server says their length; `.infinity` for a stream of
+    /// unknown length (a live stream), so `currentTime / duration` is 0 there, never NaN.
+    public let duration: Double
+    /// Whether `duration` is the source's length (false: a stream that does not say).
+    public var isDurationKnown: Bool { duration.isFinite }
 
     /// Called once a play ends by itself (true), or when it could not go on (false: a decoding or
     /// download error, a voice stolen, the engine stopping it); not after `stop()`.
@@ -66,6 +71,8 @@ public final class Player: @unchecked Sendable {
     public let states: AsyncStream<PlaybackState>
     private let stateContinuation: AsyncStream<PlaybackState>.Continuation
     private let lastState = Mutex(PlaybackState.stopped)
+    /// The meters' switch and last reading (PlayerMetering.swift).
+    let meters = Mutex(PlayerMeters())
 
     /// Sends the mode's state when it changed since the last one sent.
     private func publishState() {
@@ -125,7 +132,7 @@ public final class Player: @unchecked Sendable {
         self.download = download
         (states, stateContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
         let first = try open(0, 0)
-        duration = first.duration
+        duration = first.duration ?? .infinity
         sourceRate = first.sourceRate
         state.withLock { $0.reader = first }
         let events = engine.events
@@ -210,7 +217,7 @@ public final class Player: @unchecked Sendable {
     public func seek(to seconds: Double) throws {
         guard seconds.isFinite else { throw SettingError(setting: "seek", value: "\(seconds)", allowed: "a number of seconds from 0") }
         var frame = Int64((max(0, seconds) * Double(sourceRate)).rounded())
-        if let duration { frame = min(frame, Int64((duration * Double(sourceRate)).rounded())) }
+        if isDurationKnown { frame = min(frame, Int64((duration * Double(sourceRate)).rounded())) }
         let mode = state.withLock { $0.mode }
         switch mode {
         case .stopped:
@@ -241,7 +248,7 @@ public final class Player: @unchecked Sendable {
 
     private var currentSeconds: Double {
         var seconds = Double(currentFrame) / Double(sourceRate)
-        if let duration, duration > 0, seconds >= duration { seconds = seconds.truncatingRemainder(dividingBy: duration) }
+        if isDurationKnown, duration > 0, seconds >= duration { seconds = seconds.truncatingRemainder(dividingBy: duration) }
         return seconds
     }
 
@@ -338,7 +345,7 @@ public final class Player: @unchecked Sendable {
 
     public func setLoopRegion(_ frames: Range<Int64>?) throws(SettingError) {
         if let frames {
-            let length = duration.map { Int64(($0 * Double(sourceRate)).rounded()) } ?? Int64.max
+            let length = isDurationKnown ? Int64((duration * Double(sourceRate)).rounded()) : Int64.max
             guard frames.lowerBound >= 0, !frames.isEmpty, frames.upperBound <= length else {
                 throw SettingError(setting: "loop region", value: "\(frames.lowerBound)..<\(frames.upperBound)",
                                    allowed: "start..<end frames within the file's \(length == .max ? "length" : "\(length) frames"), start < end")

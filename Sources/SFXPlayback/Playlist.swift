@@ -154,7 +154,7 @@ public final class Playlist: @unchecked Sendable {
     /// With `crossfade`: once the item is that close to its end, the next one's player takes over.
     private func handOverIfDue(_ player: Player) {
         let (fade, index, repeats, busy) = state.withLock { ($0.crossfade, $0.current, $0.repeats, $0.handingOver) }
-        guard fade > .zero, !busy, player.isPlaying, let duration = player.duration,
+        guard fade > .zero, !busy, player.isPlaying, player.isDurationKnown, case let duration = player.duration,
               index + 1 < items.count || repeats else { return }
         let margin = 0.03                            // the old stream must outlast its fade
         let remaining = duration - player.currentTime

@@ -60,7 +60,7 @@ final class PlayerDownloadTests: XCTestCase {
         let progress = try XCTUnwrap(player.downloadProgress)
         XCTAssertFalse(progress.finished, "it starts before the download ends")
         XCTAssertEqual(progress.expected, 58 + 4 * 144_000, "the Content-Length of the 32-bit float WAV")
-        XCTAssertEqual(player.duration ?? 0, seconds, accuracy: 1e-6)
+        XCTAssertEqual(player.duration, seconds, accuracy: 1e-6)
         let done = finished(player)
         player.pan = -1
         try player.play()

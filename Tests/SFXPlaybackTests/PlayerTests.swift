@@ -44,7 +44,7 @@ final class PlayerTests: XCTestCase {
         defer { setup.close() }
         let url = try writeFile(setup, seconds: 2)
         let player = try setup.engine.makePlayer(contentsOf: url)
-        XCTAssertEqual(player.duration ?? 0, 2, accuracy: 1e-9)
+        XCTAssertEqual(player.duration, 2, accuracy: 1e-9)
         let done = finished(player)
         try player.play()
         XCTAssertTrue(eventually(timeout: 10) { done() != nil })

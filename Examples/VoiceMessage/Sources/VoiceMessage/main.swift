@@ -142,13 +142,15 @@ func play(_ url: URL, engine: SoundEngine) throws {
     let player = try url.isFileURL ? engine.makePlayer(contentsOf: url) : engine.makePlayer(url: url)
     let finished = Mutex<Bool?>(nil)
     player.didFinish = { ok in finished.withLock { $0 = ok } }
+    player.isMeteringEnabled = true                // the bars a chat app draws while a message plays
     try player.play()
     let status = StatusLine()
-    let total = player.duration
+    let total: Double? = player.isDurationKnown ? player.duration : nil
     var ok: Bool?
     while ok == nil {
         let now = player.currentTime
-        status.draw("▶ \(clock(now))" + (total.map { " / \(clock($0))" } ?? ""), second: Int(now))
+        player.updateMeters()
+        status.draw("▶ [\(meter(player.averagePower(forChannel: 0)))] \(clock(now))" + (total.map { " / \(clock($0))" } ?? ""), second: Int(now))
         usleep(50_000)
         ok = finished.withLock { $0 }
     }
