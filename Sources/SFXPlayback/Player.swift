@@ -248,7 +248,13 @@ public final class Player: @unchecked Sendable {
 
     private var currentSeconds: Double {
         var seconds = Double(currentFrame) / Double(sourceRate)
-        if isDurationKnown, duration > 0, seconds >= duration { seconds = seconds.truncatingRemainder(dividingBy: duration) }
+        if isDurationKnown, duration > 0, seconds >= duration {
+            // Within a loop, the time into the pass; at the end of the last pass, the duration
+            // (not 0, which would read as a step back to the start).
+            let loops = state.withLock { $0.loops }
+            let passes = loops < 0 ? Double.infinity : Double(loops + 1)
+            seconds = seconds >= duration * passes ? duration : seconds.truncatingRemainder(dividingBy: duration)
+        }
         return seconds
     }
 

@@ -116,6 +116,9 @@ public final class Recorder: @unchecked Sendable {
         return capture.mode.load(ordering: .acquiring) == CaptureLoop.Mode.recording.rawValue
     }
 
+    /// Recording or paused: `record()` called and the recording not ended.
+    var isUnderway: Bool { capture != nil && !state.withLock { $0.finished } }
+
     /// Overruns so far (each recovered at once; the frames the device dropped are missing).
     public var overruns: Int { capture?.overruns.load(ordering: .relaxed) ?? 0 }
 

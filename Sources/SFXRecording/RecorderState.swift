@@ -1,3 +1,5 @@
+import SFXPlayback
+
 /// What a `Recorder` is doing, for UI code (`Recorder.states`): one value per change, derived
 /// from its events on the recorder's event queue, never on the capture thread.
 public enum RecorderState: Sendable, Equatable {
@@ -16,5 +18,14 @@ public enum RecorderState: Sendable, Equatable {
         case .finished, .discarded, .failed: self = .ended(event)
         default: return nil
         }
+    }
+}
+
+extension Recorder {
+    /// `currentTime` (seconds recorded, pauses not counted) every `interval` (100 ms unless told)
+    /// from `record()` until the recording ends, then its final length: a count-up for UI code.
+    public func progress(every interval: Duration = .milliseconds(100)) -> AsyncStream<Double> {
+        progressStream(every: interval, final: true, time: { [weak self] in self?.currentTime ?? 0 },
+                       running: { [weak self] in self?.isUnderway ?? false })
     }
 }

@@ -52,4 +52,23 @@ final class PlayerMeteringTests: XCTestCase {
         player.isMeteringEnabled = false
         XCTAssertEqual(player.averagePower(forChannel: 0), Player.meterFloor)
     }
+
+    /// `progress()` yields currentTime while playing and finishes at the end.
+    func testProgressFollowsThePlayToItsEnd() throws {
+        let setup = try EngineOnCard()
+        defer { setup.close() }
+        let url = setup.card.directory.appending(path: "short.wav")
+        try WAVAudio(sampleRate: 48_000, channels: 1, samples: [Float](repeating: 0.1, count: 24_000)).write(to: url)
+        let player = try setup.engine.makePlayer(contentsOf: url)
+        try player.play()
+        let times = Mutex<[Double]>([])
+        let done = expectation(description: "progress")
+        Task { for await t in player.progress(every: .milliseconds(20)) { times.withLock { $0.append(t) } }; done.fulfill() }
+        wait(for: [done], timeout: 10)
+        let all = times.withLock { $0 }
+        XCTAssertGreaterThan(all.count, 5, "\(all)")
+        XCTAssertFalse(player.isPlaying)
+        XCTAssertEqual(all, all.sorted(), "no step back")
+        XCTAssertGreaterThan(all.last ?? 0, 0.3, "readings while it played, none after: \(all)")
+    }
 }

@@ -29,6 +29,22 @@ final class RecorderParityTests: XCTestCase {
         XCTAssertThrowsError(try Recorder(settings: settings).record(forDuration: .zero))
     }
 
+    /// `progress()` counts up from the start to the recording's length, then finishes.
+    func testProgressCountsUpAndEndsWithTheLength() throws {
+        let card = try cardCapturing(Signal.sine(frequency: 440, amplitude: 0.5, seconds: 2), channels: 1)
+        defer { try? card.remove() }
+        let recorder = try Recorder(settings: settings(.wav, card: card, channels: 1))
+        try recorder.record(forDuration: .milliseconds(500))
+        let times = ManagedTimes()
+        let done = expectation(description: "progress")
+        Task { for await t in recorder.progress(every: .milliseconds(20)) { times.append(t) }; done.fulfill() }
+        wait(for: [done], timeout: 10)
+        let all = times.all
+        XCTAssertGreaterThan(all.count, 3, "\(all)")
+        XCTAssertEqual(all, all.sorted(), "a count-up never goes back")
+        XCTAssertEqual(all.last ?? 0, 0.5, accuracy: 1e-9, "the last reading is the length")
+    }
+
     /// `stop()` returns after `onEvent` has been called with the last event, which it returns.
     func testStopReturnsAfterOnEventHasTheLastEvent() throws {
         let card = try cardCapturing(Signal.sine(frequency: 440, amplitude: 0.5, seconds: 2), channels: 1)
@@ -54,4 +70,11 @@ final class ManagedStates: @unchecked Sendable {
     private var states: [RecorderState] = []
     func append(_ state: RecorderState) { lock.lock(); states.append(state); lock.unlock() }
     var all: [RecorderState] { lock.lock(); defer { lock.unlock() }; return states }
+}
+
+final class ManagedTimes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var times: [Double] = []
+    func append(_ t: Double) { lock.withLock { times.append(t) } }
+    var all: [Double] { lock.withLock { times } }
 }
