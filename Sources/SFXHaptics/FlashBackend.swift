@@ -95,10 +95,16 @@ public final class LEDFlashBackend: FlashBackend, @unchecked Sendable {
 public final class CommandFlashBackend: FlashBackend, @unchecked Sendable {
     public let arguments: [String]
     private let environment: [String: String]
+    /// How long the command may run beyond the flash pattern's own length before it is stopped
+    /// (SIGTERM, then SIGKILL to its process group) and the flash reported failed: a command that
+    /// never exits must not hold up the flashes after it.
+    public let allowance: Duration
 
-    public init(arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+                allowance: Duration = .seconds(5)) {
         self.arguments = arguments
         self.environment = environment
+        self.allowance = allowance
     }
 
     public func availability() -> HapticAvailability {
@@ -118,7 +124,14 @@ public final class CommandFlashBackend: FlashBackend, @unchecked Sendable {
         ]) { _, new in new }
         let program = try ChildProgram.start(path, arguments: arguments, environment: variables.map { "\($0.key)=\($0.value)" },
                                              graceMilliseconds: CommandBackend.killDelayMilliseconds)
-        let status = program.waitForExit(until: HapticStopSignal()) ?? 0
+        let limit = Double(pattern.count * (pattern.onMilliseconds + pattern.offMilliseconds)) / 1000
+            + Double(allowance.components.seconds) + Double(allowance.components.attoseconds) / 1e18
+        let timeUp = HapticStopSignal()
+        DispatchQueue.global().asyncAfter(deadline: .now() + limit) { timeUp.signal() }
+        guard let status = program.waitForExit(until: timeUp) else {
+            program.end(graceMilliseconds: CommandBackend.killDelayMilliseconds)
+            throw HapticError("flash command \(path) was still running after \(String(format: "%.1f", limit)) s and was stopped; make it exit once it has flashed")
+        }
         let exitedNormally = status & 0x7f == 0
         let exitCode = (status >> 8) & 0xff
         guard exitedNormally, exitCode == 0 else {

@@ -35,4 +35,20 @@ final class FlashBackendTests: XCTestCase {
         try backend.flash(.default, caption: "Message new instant")
         XCTAssertEqual(try String(contentsOfFile: out, encoding: .utf8), "Message new instant")
     }
+
+    /// A command that never exits is stopped once the pattern's length and the allowance have
+    /// passed, and the flash fails with a line saying so; its process group is gone.
+    func testAFlashCommandThatNeverExitsIsStopped() throws {
+        let pidFile = FileManager.default.temporaryDirectory.appendingPathComponent("sfx-flash-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: pidFile) }
+        let backend = CommandFlashBackend(arguments: ["/bin/sh", "-c", "echo $$ > \"$1\"; exec sleep 600", "sh", pidFile],
+                                          allowance: .milliseconds(300))
+        let started = ContinuousClock.now
+        XCTAssertThrowsError(try backend.flash(FlashPattern(count: 1, onMilliseconds: 100, offMilliseconds: 100), caption: "x")) { error in
+            XCTAssertTrue("\(error)".contains("was still running after 0.5 s and was stopped"), "\(error)")
+        }
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(30), "it did not wait for the sleep")
+        let pid = try XCTUnwrap(Int32(String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        XCTAssertEqual(kill(pid, 0), -1, "the command is gone")
+    }
 }
