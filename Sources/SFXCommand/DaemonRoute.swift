@@ -172,6 +172,8 @@ extension AlertCommand {
         if let volume = try Volume.factor(arguments) { fields["volume"] = "\(volume)" }
         guard let reply = try DaemonRoute.send(client, .alert, fields, file: file, forced: arguments.flag(DaemonRoute.daemon)) else { return nil }
         print(reply.fields["result"] ?? "")
+        // As in-process: an alert not heard gives its caption, for whoever cannot hear it.
+        if reply.fields["played"] != "true", let notice = reply.fields["notice"] { print("caption: \(notice)") }
         return reply.fields["noticed"] == "true" ? 0 : 1
     }
 }

@@ -196,8 +196,15 @@ public final class DaemonService: Sendable {
             if let temporary { forget(sound, temporary, of: uid) }
         }
         playsServed.wrappingAdd(1, ordering: .relaxed)
-        return (.ok, Fields(["played": "\(result.played)", "vibrated": "\(result.vibrated)",
-                             "noticed": "\(result.wasNoticed)", "result": result.description]).payload)
+        var reply = ["played": "\(result.played)", "vibrated": "\(result.vibrated)",
+                     "noticed": "\(result.wasNoticed)", "result": result.description]
+        // The caption channel for the client (and its person): what the alert says and what reached them.
+        if let notice = result.notice {
+            reply["flashed"] = "\(notice.flashed)"
+            reply["caption"] = notice.caption
+            reply["notice"] = notice.description
+        }
+        return (.ok, Fields(reply).payload)
     }
 
     private func vibrate(_ fields: Fields) throws -> (ReplyKind, [UInt8]) {

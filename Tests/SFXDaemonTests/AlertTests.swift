@@ -23,6 +23,11 @@ final class DaemonAlertTests: DaemonTestCase {
         let muted = try run(["alert", "--daemon", "bell"])
         XCTAssertEqual(muted.status, 0, muted.stderr)
         XCTAssertTrue(muted.stdout.contains("not played") && muted.stdout.contains("vibrated"), muted.stdout)
+        // The caption channel reaches the client: the alert's words and what reached the person.
+        XCTAssertFalse(heard.stdout.contains("caption:"), "a heard alert needs no caption line: \(heard.stdout)")
+        let caption = try XCTUnwrap(muted.stdout.split(separator: "\n").last.map(String.init), muted.stdout)
+        XCTAssertTrue(caption.hasPrefix("caption: ") && caption.contains("[bell: "), muted.stdout)
+        XCTAssertTrue(caption.contains("felt"), "vibrated: \(caption)")
         let vibrate = try run(["vibrate", "--daemon", "--pattern", "30,20,30"])
         XCTAssertEqual(vibrate.status, 0, vibrate.stderr)
         for _ in 0..<100 where ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").count < 2 { usleep(50_000) }

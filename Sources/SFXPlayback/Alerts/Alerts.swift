@@ -78,7 +78,8 @@ extension SoundEngine {
         let policy = configuration.alertPolicy ?? AlertPolicy(vibration: configuration.alertVibration)
         let channels = policy.channels(muted: mute.isMuted, priority: priority)
         var result = AlertResult(played: false, vibrated: false, mute: mute)
-        let soundName = name ?? id.description
+        // The caption's words: the name given, else a system sound's own name ("bell"), else the id.
+        let soundName = name ?? (id.isSystem ? library.name(ofSystemID: id) : nil) ?? id.description
         let text = caption ?? AlertNotice.caption(forName: soundName)
         if channels.sound {
             result.voice = play(id, volume: volume, group: .alerts, priority: .critical, completion: completion)

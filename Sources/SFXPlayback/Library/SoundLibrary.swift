@@ -210,7 +210,7 @@ public final class SoundLibrary: Sendable {
         return SoundNamingSpec.idByName[name].map(SoundID.init(rawValue:))
     }
 
-    private func name(ofSystemID id: SoundID) -> String? {
+    func name(ofSystemID id: SoundID) -> String? {
         bundled.entries.first { $0.value.id == id.rawValue }?.key
             ?? SoundNamingSpec.idByName.first { $0.value == id.rawValue }?.key
             ?? state.withLock { $0.uncatalogued.first { $0.value == id }?.key }
