@@ -1,4 +1,4 @@
-// sfx_alert, sfx_vibrate, sfx_vibrate_cancel (see sfx.h).
+// sfx_alert, sfx_set_alert_callback, sfx_vibrate, sfx_vibrate_cancel (see sfx.h).
 import CSFXAPI
 import SFX
 
@@ -35,6 +35,31 @@ public func exportedAlert(_ handle: OpaquePointer?, _ sound: UInt32, _ volume: F
         guard played || result.vibrated else {
             throw CAPIError(SFX_ERROR_REJECTED, "the alert was neither played nor vibrated: \(rejection ?? result.description)")
         }
+    }
+}
+
+/// A C alert callback and its user data, called from the engine's delivery thread.
+struct CAlertCallback: @unchecked Sendable {
+    let function: sfx_alert_fn
+    let userData: UnsafeMutableRawPointer?
+
+    func call(_ notice: AlertNotice) {
+        let reached = (notice.heard ? SFX_ALERT_PLAYED : 0) | (notice.felt ? SFX_ALERT_VIBRATED : 0)
+            | (notice.flashed ? SFX_ALERT_FLASHED : 0) | (notice.quiet ? SFX_ALERT_QUIET_HOURS : 0)
+        notice.caption.withCString { caption in notice.sound.withCString { sound in function(caption, sound, reached, userData) } }
+    }
+}
+
+@_cdecl("sfx_set_alert_callback")
+public func exportedSetAlertCallback(_ handle: OpaquePointer?, _ callback: sfx_alert_fn?, _ userData: UnsafeMutableRawPointer?) -> Int32 {
+    cCall {
+        let engine = try Handles.engine(handle).engine
+        guard let callback else {
+            engine.onAlert = nil
+            return
+        }
+        let target = CAlertCallback(function: callback, userData: userData)
+        engine.onAlert = { target.call($0) }
     }
 }
 

@@ -117,6 +117,24 @@ final class CProgramTests: XCTestCase {
         XCTAssertEqual(frames, (onsets.last?.frame ?? 0) - late, "the completion says how late, to the frame: \(completion)")
     }
 
+    /// An alert's caption from C (Tests/SFXCAPITests/C/alert_check.c): heard when the card plays,
+    /// felt (through the configured vibration command) with its Master switch off; the callback
+    /// gets the words, the sound's name, what reached the person and its user data.
+    func testAnAlertsCaptionReachesTheCCallback() throws {
+        let program = try build(Installed.checkout.appending(path: "Tests/SFXCAPITests/C/alert_check.c"), "alert_check")
+        let heard = try runOnCard(program)
+        XCTAssertEqual(heard.status, 0, heard.output + heard.errors)
+        XCTAssertTrue(heard.output.hasSuffix("ok\n"), heard.output)
+        XCTAssertTrue(heard.output.contains("heard 1\n"), heard.output)
+        XCTAssertTrue(heard.output.contains("notice Bell|bell|1|the user data\n"), heard.output)
+        card.masterSwitch = false
+        defer { card.masterSwitch = true }
+        let felt = try runOnCard(program)
+        XCTAssertEqual(felt.status, 0, felt.output + felt.errors)
+        XCTAssertTrue(felt.output.contains("heard 2\n"), "vibrated instead: \(felt.output)")
+        XCTAssertTrue(felt.output.contains("notice Bell|bell|2|the user data\n"), felt.output)
+    }
+
     /// The recorder from C (Tests/SFXCAPITests/C/record_check.c): a voice message with a prompt,
     /// a meter and a count-up, a second long, in M4A; one under its minimum discarded; one
     /// cancelled; the errors. The card's capture side plays a 440 Hz tone at -10 dBFS.

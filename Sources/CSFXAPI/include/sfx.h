@@ -213,9 +213,18 @@ typedef struct sfx_filter {
     float gain;               /* 0…1, linear: the passed band's level (the high shelf's above the cutoff) */
 } sfx_filter;
 
-/* What sfx_alert did (bits of its `heard` output). */
+/* What sfx_alert did (bits of its `heard` output), and how an alert reached the person (bits of
+ * an sfx_alert_fn's `reached`). */
 #define SFX_ALERT_PLAYED 1u
 #define SFX_ALERT_VIBRATED 2u
+#define SFX_ALERT_FLASHED 4u      /* sfx_alert_fn only: a flash backend was asked to flash */
+#define SFX_ALERT_QUIET_HOURS 8u  /* sfx_alert_fn only: held back by the do-not-disturb window (captioned only) */
+
+/* An alert's caption for those who cannot hear it (sfx_set_alert_callback): `caption` its words
+ * (the sound's name made readable, "Bell", or the caption the settings give), `sound` the sound's
+ * name ("bell"), `reached` SFX_ALERT_* bits (0: it reached no one: show the caption). Both
+ * strings are valid only during the call. */
+typedef void (*sfx_alert_fn)(const char *caption, const char *sound, unsigned reached, void *user_data);
 
 /* ---- The library ---------------------------------------------------------------------- */
 
@@ -492,6 +501,12 @@ int sfx_voice_set_send(sfx_engine *engine, sfx_voice voice, uint32_t bus, float 
  * completion callback if you mind the wait. */
 int sfx_alert(sfx_engine *engine, sfx_sound sound, float volume, sfx_completion_fn completion,
               void *user_data, unsigned *heard, sfx_voice *voice);
+
+/* Calls `callback` with every alert's caption (each sfx_alert, whether it played, vibrated, or
+ * neither), on the engine's completion thread after the completions before it, as sfx's alert
+ * policy says (`[alert] caption` in sfx.conf; always by default). NULL stops the calls. Calling
+ * any sfx function from the callback is safe. Any thread. */
+int sfx_set_alert_callback(sfx_engine *engine, sfx_alert_fn callback, void *user_data);
 
 /* Vibrates on the first haptic backend found (game-pad rumble, GPIO, sysfs vibrator, the
  * configured command): `count` durations in ms alternating on and off, starting with on
