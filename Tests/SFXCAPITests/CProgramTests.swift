@@ -37,7 +37,7 @@ final class CProgramTests: XCTestCase {
 
     /// Runs `program` with ALSA's default on the card, and a settings file and mute flag of the
     /// test's own: the command backend appends each vibration's pattern to scratch/vibrations.
-    func runOnCard(_ program: URL) throws -> Run {
+    func runOnCard(_ program: URL, arguments: [String] = []) throws -> Run {
         let config = scratch.appending(path: "config/sfx"), state = scratch.appending(path: "state")
         let buzz = scratch.appending(path: "buzz")
         if !FileManager.default.fileExists(atPath: buzz.path) {
@@ -49,7 +49,7 @@ final class CProgramTests: XCTestCase {
             try "[haptics]\nbackend = command\ncommand = \(buzz.path)\n"
                 .write(to: config.appending(path: "sfx.conf"), atomically: true, encoding: .utf8)
         }
-        return try shell(quoted(program.path), in: scratch,
+        return try shell(([program.path] + arguments).map(quoted).joined(separator: " "), in: scratch,
                          environment: ["ALSA_CONFIG_PATH": card.configURL.path,
                                        "XDG_CONFIG_HOME": scratch.appending(path: "config").path,
                                        "XDG_STATE_HOME": state.path,
@@ -133,6 +133,25 @@ final class CProgramTests: XCTestCase {
         XCTAssertEqual(felt.status, 0, felt.output + felt.errors)
         XCTAssertTrue(felt.output.contains("heard 2\n"), "vibrated instead: \(felt.output)")
         XCTAssertTrue(felt.output.contains("notice Bell|bell|2|the user data\n"), felt.output)
+    }
+
+    /// Sound banks from C (Tests/SFXCAPITests/C/bank_check.c): a bank's problem is one line with
+    /// its file and line, an event plays once and heard, a second inside its cooldown is refused
+    /// and never completed, a closed bank is an error.
+    func testABanksEventPlaysFromC() throws {
+        let tone = scratch.appending(path: "hit.wav")
+        try WAVAudio(sampleRate: 48_000, channels: 1, samples: [Float](repeating: 0.4, count: 4_800)).write(to: tone)
+        let good = scratch.appending(path: "game.json"), bad = scratch.appending(path: "broken.json")
+        try #"{ "events": { "hit": { "sounds": ["hit.wav"], "cooldown": 1000 } } }"#.write(to: good, atomically: true, encoding: .utf8)
+        try "{ \"events\": {\n  \"hit\": { \"sounds\": [\"hit.wav\"], \"pich\": [0, 1] } } }".write(to: bad, atomically: true, encoding: .utf8)
+        let program = try build(Installed.checkout.appending(path: "Tests/SFXCAPITests/C/bank_check.c"), "bank_check")
+        let run = try runOnCard(program, arguments: [good.path, bad.path])
+        XCTAssertEqual(run.status, 0, run.output + run.errors)
+        XCTAssertTrue(run.output.hasSuffix("ok\n"), run.output)
+        XCTAssertTrue(run.output.contains("bad broken.json:2: event \"hit\": unknown key \"pich\""), run.output)
+        XCTAssertTrue(run.output.contains("completion 0\n"), run.output)
+        let onsets = try card.events().filter { if case .onset = $0.kind { true } else { false } }
+        XCTAssertEqual(onsets.count, 1, "one play heard: \(onsets)")
     }
 
     /// The recorder from C (Tests/SFXCAPITests/C/record_check.c): a voice message with a prompt,

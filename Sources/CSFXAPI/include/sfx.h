@@ -488,6 +488,31 @@ int sfx_effect_clear(sfx_engine *engine, uint32_t bus);
  * of range. A voice that has ended: SFX_OK, nothing done. Any thread. */
 int sfx_voice_set_send(sfx_engine *engine, sfx_voice voice, uint32_t bus, float level);
 
+/* ---- Sound events and banks ----------------------------------------------------------- */
+
+/* A sound bank (docs/banks.md): a JSON file of named events, each a set of sounds chosen at
+ * random, round robin or shuffled, with pitch and volume drawn per play, a cooldown, a cap on
+ * its voices, a priority, a group and a default position. */
+typedef struct sfx_bank sfx_bank;
+
+/* Loads the bank at `path` and its sounds (decoded now). With `watch` nonzero it follows edits
+ * to the file and its sounds while the engine runs: changed sounds are decoded off the
+ * real-time thread and the next trigger plays them; a broken edit keeps the last good bank.
+ * `*bank` is set on success, to NULL on failure. SFX_ERROR_SOUND for a bank with problems: the
+ * message names the file, line and key of the first (and how many more). Any thread. */
+int sfx_bank_load(sfx_engine *engine, const char *path, int watch, sfx_bank **bank);
+
+/* Triggers the event `name` of `bank`, as sfx_play does a sound: `volume` (0…16) multiplies the
+ * event's drawn volume; `completion` and `user_data` as in sfx_play_options; `*voice` (when not
+ * NULL) its voice. SFX_ERROR_SOUND for a name the bank has not, SFX_ERROR_REJECTED for a play
+ * the event refuses (inside its cooldown; the message says so), never completed then. Any thread. */
+int sfx_event_play(sfx_engine *engine, sfx_bank *bank, const char *name, float volume,
+                   sfx_completion_fn completion, void *user_data, sfx_voice *voice);
+
+/* Stops following the bank's files and forgets the handle; its voices play on, its events can
+ * no longer be triggered through it. SFX_ERROR_CLOSED for a bank already closed. Any thread. */
+int sfx_bank_close(sfx_bank *bank);
+
 /* ---- Alerts and vibration ------------------------------------------------------------- */
 
 /* Plays an alert sound (group SFX_GROUP_ALERTS, SFX_PRIORITY_CRITICAL) unless the output is

@@ -15,6 +15,19 @@ extension SoundEngine {
     @discardableResult
     public func play(_ event: SoundEvent, at position: Vector3? = nil, volume: Float = 1,
                      completion: (@Sendable (PlayOutcome) -> Void)? = nil) -> Voice {
+        let (voice, refusal) = start(event, at: position, volume: volume, completion: completion)
+        switch refusal {
+        case nil: break
+        case .cooldown?: delivery.reject(completion, voice.handle, .cooldown)
+        case let refusal?: delivery.reject(completion, nil, refusal)
+        }
+        return voice
+    }
+
+    /// `play(event)` for a caller that reports a refusal itself (the C API returns it): the
+    /// voice, and why it did not start; `completion` then is never called.
+    package func start(_ event: SoundEvent, at position: Vector3? = nil, volume: Float = 1,
+                       completion: (@Sendable (PlayOutcome) -> Void)? = nil) -> (Voice, RejectReason?) {
         let settings = event.settings
         let voice = reserveVoice()
         let cooldown = UInt64(max(0, settings.cooldown.components.seconds)) * 1_000_000_000
@@ -49,13 +62,9 @@ extension SoundEngine {
                          priority: settings.priority, maxInstances: 0, rate: rate, source: source, completion: finish)
         }
         switch outcome {
-        case nil: break
-        case .cooldown?:
-            delivery.reject(completion, voice.handle, .cooldown)
-        case let refusal?:
-            _ = event.ended(id, .rejected(refusal))
-            delivery.reject(completion, nil, refusal)
+        case nil, .cooldown?: break
+        case let refusal?: _ = event.ended(id, .rejected(refusal))
         }
-        return voice
+        return (voice, outcome)
     }
 }

@@ -1,0 +1,64 @@
+/*
+ * Sound banks through the C API, against an installed libsfx on the virtual card: argv[1] a good
+ * bank with an event "hit" (a cooldown of 1 s), argv[2] a bank with a mistake. Prints
+ * "bad <message>", "completion <outcome>", and "ok"; on the first failed check
+ * "FAIL <line>: <what>" and exit 1.
+ */
+#define _DEFAULT_SOURCE
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sfx.h>
+
+static atomic_int completions, last_outcome = -1;
+
+static void completed(sfx_voice voice, sfx_outcome outcome, const char *detail, void *user_data) {
+    (void)voice; (void)detail; (void)user_data;
+    atomic_store(&last_outcome, (int)outcome);
+    atomic_fetch_add(&completions, 1);
+}
+
+#define CHECK(condition, what) do { if (!(condition)) { \
+    printf("FAIL %d: %s (last error: %s)\n", __LINE__, what, sfx_last_error()); exit(1); } } while (0)
+#define CHECK_STATUS(call, expected) do { int status_ = (call); if (status_ != (expected)) { \
+    printf("FAIL %d: %s gave %d, not %d (last error: %s)\n", __LINE__, #call, status_, (expected), sfx_last_error()); \
+    exit(1); } } while (0)
+
+int main(int argc, char **argv) {
+    CHECK(argc == 3, "usage: bank_check GOOD.json BAD.json");
+    sfx_config config;
+    sfx_config_init(&config);
+    config.period_frames = 960;
+    config.periods = 4;
+    sfx_engine *engine = NULL;
+    CHECK_STATUS(sfx_open(&config, &engine), SFX_OK);
+
+    sfx_bank *bank = (sfx_bank *)1;
+    CHECK_STATUS(sfx_bank_load(engine, argv[2], 0, &bank), SFX_ERROR_SOUND);
+    CHECK(bank == NULL, "no bank on failure");
+    printf("bad %s\n", sfx_last_error());
+    CHECK_STATUS(sfx_bank_load(engine, NULL, 0, &bank), SFX_ERROR_NULL);
+
+    CHECK_STATUS(sfx_bank_load(engine, argv[1], 1, &bank), SFX_OK);
+    CHECK_STATUS(sfx_event_play(engine, bank, "nothing", 1.0f, NULL, NULL, NULL), SFX_ERROR_SOUND);
+    CHECK(strstr(sfx_last_error(), "nothing") != NULL, "the message names the event");
+    sfx_voice voice = 0;
+    CHECK_STATUS(sfx_event_play(engine, bank, "hit", 1.0f, completed, NULL, &voice), SFX_OK);
+    CHECK(voice != 0, "a voice");
+    CHECK_STATUS(sfx_event_play(engine, bank, "hit", 1.0f, completed, NULL, NULL), SFX_ERROR_REJECTED);
+    CHECK(strstr(sfx_last_error(), "cooldown") != NULL, "inside the cooldown, said so");
+    CHECK_STATUS(sfx_wait_idle(engine, 10000), SFX_OK);
+    for (int i = 0; i < 200 && atomic_load(&completions) == 0; i++) usleep(10000);
+    CHECK(atomic_load(&completions) == 1, "one completion: the refused play is never completed");
+    printf("completion %d\n", atomic_load(&last_outcome));
+
+    CHECK_STATUS(sfx_bank_close(bank), SFX_OK);
+    CHECK_STATUS(sfx_bank_close(bank), SFX_ERROR_CLOSED);
+    CHECK_STATUS(sfx_event_play(engine, bank, "hit", 1.0f, NULL, NULL, NULL), SFX_ERROR_CLOSED);
+    CHECK_STATUS(sfx_close(engine), SFX_OK);
+    printf("ok\n");
+    return 0;
+}
