@@ -57,6 +57,8 @@ struct BenchReport: Codable {
     var world: World.Result?
     /// `play(_:at:)` accuracy (Schedule.swift); nil in runs saved before it.
     var schedule: [Schedule.Row]?
+    /// A sound event against a plain play (EventCost.swift); nil in runs saved before it.
+    var events: [EventCost.Row]?
     var goals: [Goal] = []
 
     // MARK: Reading

@@ -16,6 +16,7 @@ extension BenchReport {
         lines += latencyLines() + execLines() + stableLines() + cpuLines()
         if let world { lines += World.lines(world) }
         if let schedule { lines += Schedule.lines(schedule) }
+        if let events { lines += EventCost.lines(events) }
         if let preload {
             lines += ["", "## Preload", "",
                       "\(preload.cues) cues (\(preload.formats.joined(separator: ", ")); 0.1–0.6 s, 22.05–48 kHz, mono and stereo) loaded with engine.load(contentsOf:): \(format(preload.milliseconds, digits: 1)) ms (\(format(preload.milliseconds / Double(max(preload.cues, 1)))) ms a cue), resident memory +\(format(preload.residentGrowthMB, digits: 2)) MB."]

@@ -62,6 +62,7 @@ func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
     report.world = try World.measure(rounds: options.worldWindows, seconds: options.worldSeconds, probes: options.probes,
                                      scratch: scratch, progress: stage)
     report.schedule = try Schedule.measure(count: options.quick ? 5 : 50, scratch: scratch, progress: stage)
+    report.events = try EventCost.measure(rounds: options.quick ? 1 : 2, count: options.triggers, scratch: scratch, progress: stage)
     stage("offline render speed")
     report.offlineVoices = 256
     report.offlineAudioSecondsPerCPUSecond = try Cost.offlineSpeed(voices: report.offlineVoices, options: options)
@@ -158,6 +159,15 @@ do {
         let measured = Result { try Schedule.measure(count: count, scratch: scratch, progress: stage) }
         try? FileManager.default.removeItem(at: scratch)
         print(Schedule.lines(try measured.get()).dropFirst().joined(separator: "\n"))
+        exit(0)
+    }
+    if CommandLine.arguments.dropFirst().first == "--events" {
+        // A 6-variation sound event against a plain play alone (EventCost.swift): sfx-bench --events [ROUNDS].
+        let scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-bench-\(getpid())", directoryHint: .isDirectory)
+        let rounds = CommandLine.arguments.dropFirst(2).first.flatMap { Int($0) } ?? 2
+        let measured = Result { try EventCost.measure(rounds: rounds, count: 200, scratch: scratch, progress: stage) }
+        try? FileManager.default.removeItem(at: scratch)
+        print(EventCost.lines(try measured.get()).dropFirst().joined(separator: "\n"))
         exit(0)
     }
     if CommandLine.arguments.dropFirst().first == "--bindings" {
