@@ -14,6 +14,8 @@
 
 #include <sfx.h>
 
+#include "check.h"
+
 static char notice[512];
 static atomic_int notices;
 
@@ -22,11 +24,6 @@ static void alerted(const char *caption, const char *sound, unsigned reached, vo
     atomic_fetch_add(&notices, 1);
 }
 
-#define CHECK(condition, what) do { if (!(condition)) { \
-    printf("FAIL %d: %s (last error: %s)\n", __LINE__, what, sfx_last_error()); exit(1); } } while (0)
-#define CHECK_STATUS(call, expected) do { int status_ = (call); if (status_ != (expected)) { \
-    printf("FAIL %d: %s gave %d, not %d (last error: %s)\n", __LINE__, #call, status_, (expected), sfx_last_error()); \
-    exit(1); } } while (0)
 
 int main(void) {
     CHECK_STATUS(sfx_set_alert_callback(NULL, alerted, NULL), SFX_ERROR_NULL);

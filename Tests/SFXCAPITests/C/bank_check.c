@@ -13,6 +13,8 @@
 
 #include <sfx.h>
 
+#include "check.h"
+
 static atomic_int completions, last_outcome = -1;
 
 static void completed(sfx_voice voice, sfx_outcome outcome, const char *detail, void *user_data) {
@@ -21,11 +23,6 @@ static void completed(sfx_voice voice, sfx_outcome outcome, const char *detail, 
     atomic_fetch_add(&completions, 1);
 }
 
-#define CHECK(condition, what) do { if (!(condition)) { \
-    printf("FAIL %d: %s (last error: %s)\n", __LINE__, what, sfx_last_error()); exit(1); } } while (0)
-#define CHECK_STATUS(call, expected) do { int status_ = (call); if (status_ != (expected)) { \
-    printf("FAIL %d: %s gave %d, not %d (last error: %s)\n", __LINE__, #call, status_, (expected), sfx_last_error()); \
-    exit(1); } } while (0)
 
 int main(int argc, char **argv) {
     CHECK(argc == 3, "usage: bank_check GOOD.json BAD.json");

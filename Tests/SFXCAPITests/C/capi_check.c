@@ -17,11 +17,8 @@
 
 #include <sfx.h>
 
-#define CHECK(condition, what) do { if (!(condition)) { \
-    printf("FAIL %d: %s (last error: %s)\n", __LINE__, what, sfx_last_error()); exit(1); } } while (0)
-#define CHECK_STATUS(call, expected) do { int status_ = (call); if (status_ != (expected)) { \
-    printf("FAIL %d: %s gave %d, not %d (last error: %s)\n", __LINE__, #call, status_, (expected), sfx_last_error()); \
-    exit(1); } } while (0)
+#include "check.h"
+
 
 /* What the completion callback saw. */
 static atomic_int completions;

@@ -16,6 +16,8 @@
 
 #include <sfx.h>
 
+#include "check.h"
+
 static char late_detail[256];
 static atomic_int late_done;
 
@@ -25,11 +27,6 @@ static void completed(sfx_voice voice, sfx_outcome outcome, const char *detail, 
     atomic_store(&late_done, 1);
 }
 
-#define CHECK(condition, what) do { if (!(condition)) { \
-    printf("FAIL %d: %s (last error: %s)\n", __LINE__, what, sfx_last_error()); exit(1); } } while (0)
-#define CHECK_STATUS(call, expected) do { int status_ = (call); if (status_ != (expected)) { \
-    printf("FAIL %d: %s gave %d, not %d (last error: %s)\n", __LINE__, #call, status_, (expected), sfx_last_error()); \
-    exit(1); } } while (0)
 
 int main(void) {
     sfx_config config;

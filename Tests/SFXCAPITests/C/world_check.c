@@ -19,11 +19,8 @@
 
 #include <sfx.h>
 
-#define CHECK(condition, what) do { if (!(condition)) { \
-    printf("FAIL %d: %s (last error: %s)\n", __LINE__, what, sfx_last_error()); exit(1); } } while (0)
-#define CHECK_STATUS(call, expected) do { int status_ = (call); if (status_ != (expected)) { \
-    printf("FAIL %d: %s gave %d, not %d (last error: %s)\n", __LINE__, #call, status_, (expected), sfx_last_error()); \
-    exit(1); } } while (0)
+#include "check.h"
+
 /* A call that must fail with `expected` and a one-line message naming `name`. */
 #define CHECK_ERROR(call, expected, name) do { CHECK_STATUS(call, expected); \
     CHECK(strstr(sfx_last_error(), name) != NULL, "the message does not name " name); \
