@@ -126,13 +126,13 @@ final class CProgramTests: XCTestCase {
         XCTAssertEqual(heard.status, 0, heard.output + heard.errors)
         XCTAssertTrue(heard.output.hasSuffix("ok\n"), heard.output)
         XCTAssertTrue(heard.output.contains("heard 1\n"), heard.output)
-        XCTAssertTrue(heard.output.contains("notice Bell|bell|1|the user data\n"), heard.output)
+        XCTAssertTrue(heard.output.contains("notice The generic alert|bell|1|the user data\n"), heard.output)
         card.masterSwitch = false
         defer { card.masterSwitch = true }
         let felt = try runOnCard(program)
         XCTAssertEqual(felt.status, 0, felt.output + felt.errors)
         XCTAssertTrue(felt.output.contains("heard 2\n"), "vibrated instead: \(felt.output)")
-        XCTAssertTrue(felt.output.contains("notice Bell|bell|2|the user data\n"), felt.output)
+        XCTAssertTrue(felt.output.contains("notice The generic alert|bell|2|the user data\n"), felt.output)
     }
 
     /// Sound banks from C (Tests/SFXCAPITests/C/bank_check.c): a bank's problem is one line with

@@ -26,7 +26,7 @@ final class DaemonAlertTests: DaemonTestCase {
         // The caption channel reaches the client: the alert's words and what reached the person.
         XCTAssertFalse(heard.stdout.contains("caption:"), "a heard alert needs no caption line: \(heard.stdout)")
         let caption = try XCTUnwrap(muted.stdout.split(separator: "\n").last.map(String.init), muted.stdout)
-        XCTAssertTrue(caption.hasPrefix("caption: ") && caption.contains("[bell: "), muted.stdout)
+        XCTAssertTrue(caption.hasPrefix("caption: The generic alert [bell: "), "the theme's words for bell: \(muted.stdout)")
         XCTAssertTrue(caption.contains("felt"), "vibrated: \(caption)")
         let vibrate = try run(["vibrate", "--daemon", "--pattern", "30,20,30"])
         XCTAssertEqual(vibrate.status, 0, vibrate.stderr)

@@ -62,11 +62,21 @@ extension SoundEngine {
         return SoundServer.state(timeout: .milliseconds(500))
     }
 
+    /// The caption a theme's description of a system sound gives: its meaning after the colon
+    /// ("A warm struck bell: the generic alert" → "The generic alert"), or nil for a sound the
+    /// theme does not describe.
+    func themeCaption(_ name: String) -> String? {
+        guard let description = try? library.systemSoundFile(named: name).description, !description.isEmpty else { return nil }
+        let meaning = description.range(of: ": ").map { String(description[$0.upperBound...]) } ?? description
+        return meaning.prefix(1).uppercased() + meaning.dropFirst()
+    }
+
     /// Plays an alert sound, like AudioServicesPlayAlertSound, and reaches those who cannot hear
     /// it: per `Configuration.alertPolicy` (by default: sound always, vibration and flash when
     /// muted, caption always; from `alertVibration` when no policy is set) it plays, vibrates,
     /// flashes (`flashBackend`, on a queue of its own: this never waits for the flash) and sends
-    /// `onAlert` an `AlertNotice` with the caption — `caption`, else one made from `name` — and
+    /// `onAlert` an `AlertNotice` with the caption — `caption`, else the theme's description of the
+    /// system sound (its meaning), else one made from `name` — and
     /// how it reached the user. During the policy's do-not-disturb window an alert below its
     /// priority is captioned only. Never silent without saying so: the result, and an
     /// `.alertUnheard` event, tell why.
@@ -80,7 +90,7 @@ extension SoundEngine {
         var result = AlertResult(played: false, vibrated: false, mute: mute)
         // The caption's words: the name given, else a system sound's own name ("bell"), else the id.
         let soundName = name ?? (id.isSystem ? library.name(ofSystemID: id) : nil) ?? id.description
-        let text = caption ?? AlertNotice.caption(forName: soundName)
+        let text = caption ?? themeCaption(soundName) ?? AlertNotice.caption(forName: soundName)
         if channels.sound {
             result.voice = play(id, volume: volume, group: .alerts, priority: .critical, completion: completion)
             result.played = true
