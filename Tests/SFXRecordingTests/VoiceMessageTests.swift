@@ -38,7 +38,7 @@ extension VirtualInputTests {
         let card = directory.appending(path: "runtime/sfx/card").path
         XCTAssertTrue(run.stderr.hasPrefix("sfx: no sound card here: recording from sfx's virtual card (\(card)), which plays SFX_VIRTUAL_INPUT=\(speech.path) into its input\n"), run.stderr)
         XCTAssertTrue(run.stderr.contains("● REC 0:01 / 0:03  ["), "a count-up line with a meter: \(run.stderr)")
-        XCTAssertTrue(run.stderr.contains("▶ 0:00 / 0:0"), "a progress line: \(run.stderr)")
+        XCTAssertTrue(run.stderr.contains("▶ [") && run.stderr.contains("] 0:00 / 0:0"), "a progress line with the player's level: \(run.stderr)")
         XCTAssertTrue(run.stdout.contains("recorded \(take.path) (3.00 s)\n"), run.stdout)
         XCTAssertTrue(run.stdout.contains("sent take.m4a as audio/mp4: 200\n"), run.stdout)
         XCTAssertTrue(run.stdout.hasSuffix("played message.wav (") || run.stdout.contains("played message.wav ("), run.stdout)
