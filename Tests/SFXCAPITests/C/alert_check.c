@@ -27,12 +27,7 @@ static void alerted(const char *caption, const char *sound, unsigned reached, vo
 
 int main(void) {
     CHECK_STATUS(sfx_set_alert_callback(NULL, alerted, NULL), SFX_ERROR_NULL);
-    sfx_config config;
-    sfx_config_init(&config);
-    config.period_frames = 960;
-    config.periods = 4;
-    sfx_engine *engine = NULL;
-    CHECK_STATUS(sfx_open(&config, &engine), SFX_OK);
+    sfx_engine *engine = open_on_card();
     sfx_sound bell = 0;
     CHECK_STATUS(sfx_system_sound(engine, "bell", &bell), SFX_OK);
     CHECK_STATUS(sfx_set_alert_callback(engine, alerted, "the user data"), SFX_OK);

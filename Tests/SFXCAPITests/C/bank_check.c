@@ -26,12 +26,7 @@ static void completed(sfx_voice voice, sfx_outcome outcome, const char *detail, 
 
 int main(int argc, char **argv) {
     CHECK(argc == 3, "usage: bank_check GOOD.json BAD.json");
-    sfx_config config;
-    sfx_config_init(&config);
-    config.period_frames = 960;
-    config.periods = 4;
-    sfx_engine *engine = NULL;
-    CHECK_STATUS(sfx_open(&config, &engine), SFX_OK);
+    sfx_engine *engine = open_on_card();
 
     sfx_bank *bank = (sfx_bank *)1;
     CHECK_STATUS(sfx_bank_load(engine, argv[2], 0, &bank), SFX_ERROR_SOUND);

@@ -29,12 +29,7 @@ static void completed(sfx_voice voice, sfx_outcome outcome, const char *detail, 
 
 
 int main(void) {
-    sfx_config config;
-    sfx_config_init(&config);
-    config.period_frames = 960;
-    config.periods = 4;
-    sfx_engine *engine = NULL;
-    CHECK_STATUS(sfx_open(&config, &engine), SFX_OK);
+    sfx_engine *engine = open_on_card();
 
     float blip[480];
     for (int i = 0; i < 480; i++) blip[i] = 0.5f;
