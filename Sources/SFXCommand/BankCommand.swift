@@ -28,6 +28,11 @@ enum BankCommand: Subcommand {
         guard problems.isEmpty else { return 65 }
         if !arguments.flag(quiet), let file = try? BankFile(contentsOf: url) {
             for event in file.events { print("\(event.name): \(event.sounds.count) sound\(event.sounds.count == 1 ? "" : "s"), \(event.choose.rawValue)") }
+            for rule in file.ducking {
+                func ms(_ d: Duration) -> Int { Int((d.seconds * 1000).rounded()) }
+                let db = rule.decibels == rule.decibels.rounded() ? "\(Int(rule.decibels))" : "\(rule.decibels)"
+                print("ducking: \(rule.trigger) lowers \(rule.target) by \(db) dB (attack \(ms(rule.attack)) ms, release \(ms(rule.release)) ms)")
+            }
         }
         return 0
     }

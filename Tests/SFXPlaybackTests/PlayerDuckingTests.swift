@@ -54,4 +54,23 @@ final class PlayerDuckingTests: XCTestCase {
         defer { setup.close() }
         XCTAssertThrowsError(try setup.engine.setDucking(.alerts, ducks: .music, by: 6), "only down")
     }
+
+    /// A bank's "ducking" list sets the engine's rules when it loads (docs/banks.md).
+    func testABanksDuckingRule() throws {
+        let levels = try duckedLevels { engine in
+            let directory = FileManager.default.temporaryDirectory.appending(path: "sfx-duck-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try WAVAudio(sampleRate: 48_000, channels: 1, samples: [Float](repeating: 0.1, count: 480)).write(to: directory.appending(path: "tick.wav"))
+            let url = directory.appending(path: "duck.json")
+            try Data("""
+            {"ducking": [{"trigger": "alerts", "target": "music", "by": -20, "attack": 20, "release": 50}],
+             "events": {"tick": {"sounds": ["tick.wav"]}}}
+            """.utf8).write(to: url)
+            let bank = try engine.loadBank(url, watch: false)
+            XCTAssertEqual(bank.ducking.map(\.decibels), [-20])
+        }
+        XCTAssertEqual(levels.during, 0.4 * level(-20) + 0.001, accuracy: 1e-5)
+        XCTAssertEqual(levels.after, 0.4, accuracy: 1e-6)
+    }
 }

@@ -47,6 +47,8 @@ final class SoundBankTests: XCTestCase {
         let url = try write("""
         {
           "normalize": -20,
+          "ducking": [{"trigger": "ui", "target": "music", "by": -9, "release": 150},
+                      {"trigger": 5, "target": "effects", "by": -3.5, "attack": 0}],
           "events": {
             "step": {"sounds": ["quiet.wav", "loud.wav"], "choose": "roundRobin", "pitch": [-1, 2], "volume": -3,
                      "cooldown": 80, "maxInstances": 4, "priority": "high", "group": "ui", "position": [1, 0, -2],
@@ -70,6 +72,31 @@ final class SoundBankTests: XCTestCase {
         XCTAssertEqual(step.normalize?.target, -20)
         XCTAssertEqual(step.seed, 9)
         XCTAssertNil(file.events[0].normalize)
+        XCTAssertEqual(file.ducking, [
+            BankFile.DuckingRule(trigger: .ui, target: .music, decibels: -9, attack: .milliseconds(20), release: .milliseconds(150)),
+            BankFile.DuckingRule(trigger: SoundGroup(rawValue: 5)!, target: .effects, decibels: -3.5, attack: .zero, release: .milliseconds(300)),
+        ])
+    }
+
+    func testDuckingErrorsNameTheRuleAndItsLine() throws {
+        XCTAssertEqual(try errors("""
+        {
+          "ducking": [
+            {"trigger": "ui", "target": "music", "by": 3},
+            {"trigger": "ui", "target": "ui", "by": -6},
+            {"trigger": "alerts", "target": "music", "by": -6, "releas": 10},
+            {"trigger": "alerts", "target": "effects", "by": -6}
+          ],
+          "events": {"step": {"sounds": ["quiet.wav"]}}
+        }
+        """), [
+            "game.json:3: ducking rule 1: \"by\" must be decibels from -96 to 0, such as -9 (0 removes the trigger's rule)",
+            "game.json:4: ducking rule 2: a group cannot duck itself: give another \"target\"",
+            "game.json:5: ducking rule 3: unknown key \"releas\": use one of attack, by, release, target, trigger",
+            "game.json:6: ducking rule 4: a second rule for trigger group alerts: the mixer keeps one per trigger, merge them",
+        ])
+        XCTAssertEqual(try errors("{\"ducking\": {\"trigger\": \"ui\"}, \"events\": {\"a\": {\"sounds\": [\"quiet.wav\"]}}}"),
+                       ["game.json:1: \"ducking\" must be a list of rules, such as [{\"trigger\": \"ui\", \"target\": \"music\", \"by\": -9}]"])
     }
 
     func testErrorsNameTheFileLineAndKey() throws {
@@ -89,7 +116,7 @@ final class SoundBankTests: XCTestCase {
             "game.json:5: event \"step\": \"pitch\" must be a number or [low, high] in semitones from -12 to 12, low ≤ high",
             "game.json:6: event \"step\": unknown key \"volum\": use one of choose, cooldown, group, maxInstances, normalize, pitch, position, priority, seed, sounds, volume",
             "game.json:8: event \"door\": \"sounds\" must be a list of one or more file paths (relative to the bank), such as [\"step1.wav\"]",
-            "game.json:10: unknown key \"normalise\": use \"events\" or \"normalize\"",
+            "game.json:10: unknown key \"normalise\": use \"events\", \"normalize\" or \"ducking\"",
         ])
     }
 

@@ -39,11 +39,24 @@ public struct BankFile: Sendable {
         public var seed: UInt64 = 0x5f3759df
     }
 
+    /// A ducking rule of the bank (`SoundEngine.setDucking`): while any voice of `trigger`
+    /// plays, `target` is `decibels` lower, reached over `attack` and given back over `release`.
+    public struct DuckingRule: Sendable, Hashable {
+        public var trigger: SoundGroup
+        public var target: SoundGroup
+        public var decibels: Float
+        public var attack: Duration = .milliseconds(20)
+        public var release: Duration = .milliseconds(300)
+    }
+
     public let url: URL
     /// Events in the order of their names.
     public let events: [Event]
+    /// The bank's ducking rules, one per trigger group, in file order.
+    public let ducking: [DuckingRule]
 
-    static let topKeys: Set<String> = ["events", "normalize"]
+    static let topKeys: Set<String> = ["events", "normalize", "ducking"]
+    static let duckingKeys: Set<String> = ["trigger", "target", "by", "attack", "release"]
     static let eventKeys: Set<String> = ["sounds", "choose", "pitch", "volume", "cooldown", "maxInstances",
                                          "priority", "group", "position", "normalize", "seed"]
     static let groups = ["effects": SoundGroup.effects, "ui": .ui, "alerts": .alerts, "music": .music]
@@ -70,7 +83,7 @@ public struct BankFile: Sendable {
             throw BankErrors([BankError(file: file, line: 1, reason: "must be a JSON object with an \"events\" object")])
         }
         for key in top.keys.sorted() where !Self.topKeys.contains(key) {
-            fail(locator.line(of: key), "unknown key \"\(key)\": use \"events\" or \"normalize\"")
+            fail(locator.line(of: key), "unknown key \"\(key)\": use \"events\", \"normalize\" or \"ducking\"")
         }
         var bankNormalize: LoudnessNormalization?
         if let value = top["normalize"] {
@@ -80,6 +93,7 @@ public struct BankFile: Sendable {
                 fail(locator.line(of: "normalize"), "\"normalize\" must be a loudness in LUFS from -70 to 0, such as -23")
             }
         }
+        let ducking = Self.ducking(top["ducking"], locator: locator, fail: fail)
         var events: [Event] = []
         let eventsStart = locator.offset(of: "events")
         if let list = top["events"] as? [String: Any] {
@@ -164,6 +178,62 @@ public struct BankFile: Sendable {
         guard errors.isEmpty else { throw BankErrors(errors.sorted { $0.line < $1.line }) }
         self.url = url
         self.events = events
+        self.ducking = ducking
+    }
+
+    /// The `"ducking"` list: `[{"trigger": "ui", "target": "music", "by": -9, "attack": 20, "release": 300}]`.
+    private static func ducking(_ value: Any?, locator: KeyLocator, fail: (Int, String) -> Void) -> [DuckingRule] {
+        guard let value else { return [] }
+        let start = locator.offset(of: "ducking")
+        guard let list = value as? [Any] else {
+            fail(locator.line(at: start), "\"ducking\" must be a list of rules, such as [{\"trigger\": \"ui\", \"target\": \"music\", \"by\": -9}]")
+            return []
+        }
+        var rules: [DuckingRule] = []
+        var at = start
+        for (n, item) in list.enumerated() {
+            // Each rule's line: its own "trigger" key after the previous rule's.
+            at = locator.offset(of: "trigger", after: at + 1)
+            let line = locator.line(at: at)
+            let prefix = "ducking rule \(n + 1): "
+            guard let body = item as? [String: Any] else {
+                fail(line, prefix + "must be an object with \"trigger\", \"target\" and \"by\"")
+                continue
+            }
+            for key in body.keys.sorted() where !duckingKeys.contains(key) {
+                fail(line, prefix + "unknown key \"\(key)\": use one of \(duckingKeys.sorted().joined(separator: ", "))")
+            }
+            func group(_ key: String) -> SoundGroup? {
+                guard let value = body[key] else {
+                    fail(line, prefix + "\"\(key)\" is required: a group, \"effects\", \"ui\", \"alerts\", \"music\" or 0…7")
+                    return nil
+                }
+                if let raw = value as? String, let g = groups[raw] { return g }
+                if let n = integer(value), n >= 0, let g = SoundGroup(rawValue: UInt8(clamping: n)) { return g }
+                fail(line, prefix + "\"\(key)\" must be \"effects\", \"ui\", \"alerts\", \"music\" or 0…7")
+                return nil
+            }
+            let trigger = group("trigger"), target = group("target")
+            var rule = DuckingRule(trigger: trigger ?? .effects, target: target ?? .music, decibels: 0)
+            if let by = body["by"].flatMap(number), (-96.0...0).contains(by) { rule.decibels = Float(by) }
+            else { fail(line, prefix + "\"by\" must be decibels from -96 to 0, such as -9 (0 removes the trigger's rule)") }
+            for key in ["attack", "release"] {
+                guard let value = body[key] else { continue }
+                let limit = SettingLimits.fadeMilliseconds.upperBound
+                if let ms = number(value), ms >= 0, ms <= Double(limit) {
+                    let duration = Duration.microseconds(Int64((ms * 1000).rounded()))
+                    if key == "attack" { rule.attack = duration } else { rule.release = duration }
+                } else { fail(line, prefix + "\"\(key)\" must be milliseconds from 0 to \(limit), such as \(key == "attack" ? 20 : 300)") }
+            }
+            guard trigger != nil, target != nil else { continue }
+            if trigger == target { fail(line, prefix + "a group cannot duck itself: give another \"target\""); continue }
+            if rules.contains(where: { $0.trigger == rule.trigger }) {
+                fail(line, prefix + "a second rule for trigger group \(rule.trigger): the mixer keeps one per trigger, merge them")
+                continue
+            }
+            rules.append(rule)
+        }
+        return rules
     }
 
     static func number(_ value: Any) -> Double? {

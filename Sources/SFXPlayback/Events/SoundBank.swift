@@ -18,6 +18,8 @@ public final class SoundBank: Sendable {
         var events: [String: SoundEvent] = [:]
         /// Sounds by file and normalisation, with the file's identity when it was decoded.
         var sounds: [SoundKey: (id: SoundID, stamp: FileStamp)] = [:]
+        /// The ducking rules the bank set on the engine.
+        var ducking: [BankFile.DuckingRule] = []
         var reloads = 0
     }
 
@@ -38,6 +40,9 @@ public final class SoundBank: Sendable {
 
     /// The events' names, sorted.
     public var eventNames: [String] { state.withLock { $0.events.keys.sorted() } }
+
+    /// The ducking rules the bank sets on its engine (its `"ducking"` list), in file order.
+    public var ducking: [BankFile.DuckingRule] { state.withLock { $0.ducking } }
 
     /// How many times the bank was reloaded since it was loaded.
     public var reloads: Int { state.withLock { $0.reloads } }
@@ -96,14 +101,24 @@ public final class SoundBank: Sendable {
                 for id in fresh { try? engine.dispose(id) }
                 throw error
             }
-            let (oldEvents, oldSounds) = state.withLock { loaded -> ([SoundEvent], [SoundID]) in
+            let (oldEvents, oldSounds, oldDucking) = state.withLock { loaded -> ([SoundEvent], [SoundID], [BankFile.DuckingRule]) in
                 let keep = Set(sounds.values.map(\.id))
                 let gone = loaded.sounds.values.map(\.id).filter { !keep.contains($0) }
                 let old = Array(loaded.events.values)
+                let oldDucking = loaded.ducking
                 loaded.events = events
                 loaded.sounds = sounds
+                loaded.ducking = file.ducking
                 loaded.reloads += 1
-                return (old, gone)
+                return (old, gone, oldDucking)
+            }
+            // The bank's ducking: a rule it no longer has is removed (0 dB), its rules are set
+            // (checked by BankFile against the same limits, so they cannot throw).
+            for rule in oldDucking where !file.ducking.contains(where: { $0.trigger == rule.trigger }) {
+                try? engine.setDucking(rule.trigger, ducks: rule.target, by: 0)
+            }
+            for rule in file.ducking {
+                try? engine.setDucking(rule.trigger, ducks: rule.target, by: rule.decibels, attack: rule.attack, release: rule.release)
             }
             // Old sounds go once no old event plays them (dispose would stop those voices).
             let waiting = Atomic<Int>(oldEvents.count + 1)
