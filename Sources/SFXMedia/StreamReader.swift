@@ -49,6 +49,39 @@ public final class StreamReader: @unchecked Sendable {
     /// Ring frames at which each following source began (one per `next` answer), in order.
     public var sourceStarts: [Int] { starts.withLock { $0 } }
 
+    /// Where the stream's ring frame `ringFrame` is in its source: the source frame and the
+    /// source's rate, through every jump the reader made before it (a loop back to the start or
+    /// to the loop region's, the next source of a playlist). Exact at equal rates; through a
+    /// resampler, to the nearest source frame. Any thread.
+    public func sourcePosition(atRingFrame ringFrame: Int) -> (frame: Int64, rate: Int) {
+        seams.withLock { seams in
+            // The last seam at or before the frame (they are in ring order).
+            var seam = seams[0]
+            for candidate in seams.reversed() where candidate.ring <= ringFrame {
+                seam = candidate
+                break
+            }
+            let into = Double(max(0, ringFrame - seam.ring)) * Double(seam.rate) / Double(format.sampleRate)
+            return (seam.source + Int64(into.rounded()), seam.rate)
+        }
+    }
+
+    /// A jump in the stream: ring frame `ring` plays source frame `source` of a source at `rate`.
+    private struct Seam { var ring: Int; var source: Int64; var rate: Int }
+    /// The seams ahead of what the voice has played, and the last one at or before it (bounded:
+    /// the oldest go when a ring's worth of tiny loop regions would exceed `maximumSeams`).
+    private let seams: Mutex<[Seam]>
+    static let maximumSeams = 4096
+
+    private func addSeam(_ seam: Seam) {
+        let played = ring.releasedFrames
+        seams.withLock { seams in
+            while seams.count > 1, seams[1].ring <= played { seams.removeFirst() }
+            if seams.count >= Self.maximumSeams { seams.removeFirst() }
+            seams.append(seam)
+        }
+    }
+
     private var source: any AudioSource
     private var matrix: ChannelMatrix
     private var resampler: BlockResampler
@@ -92,6 +125,7 @@ public final class StreamReader: @unchecked Sendable {
                                        blockFrames: StreamReader.blockFrames)
         // Room for at least four blocks' output, so the reader always has somewhere to put one.
         ring = StreamRing(capacity: max(ringFrames, 4 * resampler.maximumOutput), channels: format.channels)
+        seams = Mutex([Seam(ring: 0, source: self.startFrame, rate: source.sampleRate)])
         if self.startFrame > 0 { try source.seek(toFrame: self.startFrame) }
     }
 
@@ -140,6 +174,9 @@ public final class StreamReader: @unchecked Sendable {
         /// The source frame the next read gives, and the one the last seek went to.
         var position = startFrame
         var passStart = startFrame
+        /// The source frames fed to this source's resampler, and the ring frame where it began.
+        var fed = 0
+        var sourceBoundary = 0
         defer {
             ring.finish()
             doneFlag.store(true, ordering: .releasing)
@@ -182,6 +219,10 @@ public final class StreamReader: @unchecked Sendable {
                     if left != 0, position > passStart || (position > 0 && target < position) {
                         if left > 0 { loops.store(left - 1, ordering: .relaxed) }
                         try source.seek(toFrame: target)
+                        // The resampler runs on through the loop: its output for what was fed
+                        // so far ends where the jump is heard.
+                        let at = sourceBoundary + Int((Double(fed) * Double(format.sampleRate) / Double(source.sampleRate)).rounded())
+                        addSeam(Seam(ring: at, source: target, rate: source.sampleRate))
                         position = target
                         passStart = target
                         continue
@@ -198,6 +239,9 @@ public final class StreamReader: @unchecked Sendable {
                     out = [Float](repeating: 0, count: resampler.maximumOutput * format.channels)
                     let boundary = ring.writtenFrames
                     starts.withLock { $0.append(boundary) }
+                    addSeam(Seam(ring: boundary, source: 0, rate: source.sampleRate))
+                    sourceBoundary = boundary
+                    fed = 0
                     position = 0
                     passStart = 0
                     setLoopRegion(nil)
@@ -207,6 +251,7 @@ public final class StreamReader: @unchecked Sendable {
                     throw MediaError(.corrupt(detail: "NaN or infinite samples"), subject: source.path)
                 }
                 position += Int64(got)
+                fed += got
                 if let maximumDuration, Double(position) > maximumDuration * Double(sourceRate) {
                     throw MediaError(.failed(detail: "played \(DownloadLimits.text(seconds: maximumDuration)), the longest a stream may "
                                              + "play; raise [http] max-duration in sfx.conf to play it longer"), subject: source.path)

@@ -234,8 +234,9 @@ public final class Player: @unchecked Sendable {
         }
     }
 
-    /// Where the play is, in seconds from the start (within one pass when looping): what the
-    /// mixer has rendered, a device buffer ahead of what is heard. Setting it moves there as
+    /// Where the play is, in seconds from the file's start: what the mixer has rendered, a
+    /// device buffer ahead of what is heard. Through loops it follows the frames played: after a
+    /// loop point it is where the loop went back to (the start, or `loopRegion`'s start). Setting it moves there as
     /// `seek(to:)` does (clamped to 0…duration, playing or paused), as AVAudioPlayer's setter
     /// does: it never throws; a move that fails (a source that cannot be opened there, a value
     /// not a number) is ignored and `error` says why.
@@ -247,14 +248,10 @@ public final class Player: @unchecked Sendable {
     }
 
     private var currentSeconds: Double {
-        var seconds = Double(currentFrame) / Double(sourceRate)
-        if isDurationKnown, duration > 0, seconds >= duration {
-            // Within a loop, the time into the pass; at the end of the last pass, the duration
-            // (not 0, which would read as a step back to the start).
-            let loops = state.withLock { $0.loops }
-            let passes = loops < 0 ? Double.infinity : Double(loops + 1)
-            seconds = seconds >= duration * passes ? duration : seconds.truncatingRemainder(dividingBy: duration)
-        }
+        let (frame, rate) = currentPosition
+        var seconds = Double(frame) / Double(rate)
+        // At the end of the last pass, the duration (a rounding past it reads the same).
+        if isDurationKnown, duration > 0, seconds > duration { seconds = duration }
         return seconds
     }
 
@@ -399,11 +396,14 @@ public final class Player: @unchecked Sendable {
     // MARK: Internals
 
     /// The source frame the mixer has reached.
-    private var currentFrame: Int64 {
+    private var currentFrame: Int64 { currentPosition.frame }
+
+    /// The source frame the mixer has reached (through every loop the reader made: a loop back
+    /// to the start or to the loop region's, a playlist's next file) and that source's rate.
+    private var currentPosition: (frame: Int64, rate: Int) {
         state.withLock { state in
-            guard let reader = state.reader, state.voice != nil else { return state.position }
-            let played = Double(reader.ring.releasedFrames) * Double(sourceRate) / Double(reader.format.sampleRate)
-            return reader.startFrame + Int64(played.rounded())
+            guard let reader = state.reader, state.voice != nil else { return (state.position, sourceRate) }
+            return reader.sourcePosition(atRingFrame: reader.ring.releasedFrames)
         }
     }
 

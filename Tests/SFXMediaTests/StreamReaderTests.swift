@@ -73,6 +73,41 @@ final class StreamReaderTests: TemporaryDirectoryTestCase {
         XCTAssertLessThan(worst, 1e-4)
     }
 
+    /// The source frame the reader puts at ring frame r, from the file's length, the region and
+    /// the loops (the region 1 + loops times, between the intro and the tail).
+    func expectedSourceFrame(_ r: Int, region: Range<Int>, loops: Int) -> Int {
+        let length = region.count
+        if r < region.upperBound { return r }
+        let looped = r - region.upperBound
+        if looped < length * loops { return region.lowerBound + looped % length }
+        return region.upperBound + looped - length * loops
+    }
+
+    /// Where a ring frame is in the source, through loops back to a region's start: exact at
+    /// equal rates, within a frame through the resampler; read as a voice plays (seams behind the
+    /// played frame are let go).
+    func testTheSourcePositionFollowsLoopsIntoTheRegion() throws {
+        for rate in [48_000, 44_100] {
+            let url = try writeWAV("loop-\(rate).wav", rate: rate, channels: 1, frames: 24_000)
+            let reader = try StreamReader(file: RawFilePath(url), format: AudioFormat(sampleRate: 48_000, channels: 1),
+                                          loops: 2, ringFrames: 8192)
+            let region = 4_000..<10_000
+            reader.setLoopRegion(Int64(region.lowerBound)..<Int64(region.upperBound))
+            var worst = 0, readings = 0
+            _ = drain(reader, step: 250) {
+                let ringFrame = reader.ring.releasedFrames
+                let (frame, sourceRate) = reader.sourcePosition(atRingFrame: ringFrame)
+                XCTAssertEqual(sourceRate, rate)
+                let r = Int((Double(ringFrame) * Double(rate) / 48_000).rounded())
+                worst = max(worst, abs(Int(frame) - expectedSourceFrame(r, region: region, loops: 2)))
+                readings += 1
+            }
+            XCTAssertNil(reader.error)
+            XCTAssertGreaterThan(readings, 100)
+            XCTAssertLessThanOrEqual(worst, rate == 48_000 ? 0 : 1, "at \(rate) Hz")
+        }
+    }
+
     func testAStartFrameIsExactAndLoopsRepeatWithoutAGap() throws {
         let url = try writeWAV("c.wav", rate: 48_000, channels: 1, frames: 10_000)
         let mono = AudioFormat(sampleRate: 48_000, channels: 1)

@@ -76,6 +76,32 @@ final class PlayerLoopRegionTests: XCTestCase {
         check(try playToEnd(player, setup), expected(file, region: 4_000..<10_000, loops: 2), "region 4000..<10000 × 3")
     }
 
+    /// Past the region's end, currentTime goes back into the region (not past it, nor into the
+    /// intro as whole passes would put it), as the frames heard do.
+    func testCurrentTimeStaysInTheRegionWhileItLoops() throws {
+        let setup = try EngineOnCard()
+        defer { setup.close() }
+        let player = try setup.engine.makePlayer(contentsOf: try writeFile(setup, seconds: 0.5))
+        try player.setLoopRegion(seconds: 0.1..<0.2)
+        player.numberOfLoops = -1
+        try player.play()
+        // After a second the play has been round the 0.1 s region several times.
+        usleep(1_000_000)
+        XCTAssertTrue(player.isPlaying)
+        var readings: [Double] = []
+        for _ in 0..<20 {
+            readings.append(player.currentTime)
+            usleep(20_000)
+        }
+        player.stop()
+        XCTAssertTrue(readings.allSatisfy { (0.1...0.2).contains($0) }, "\(readings)")
+        XCTAssertGreaterThan(Set(readings).count, 3, "the time moves: \(readings)")
+        let stopped = player.currentTime
+        XCTAssertTrue((0.1...0.2).contains(stopped), "stopped in the region: \(stopped)")
+        usleep(50_000)
+        XCTAssertEqual(player.currentTime, stopped, "and held there")
+    }
+
     func testARegionInSecondsAndBadRegionsAreRefused() throws {
         let setup = try EngineOnCard()
         defer { setup.close() }
