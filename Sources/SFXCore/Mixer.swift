@@ -436,6 +436,8 @@ public final class Mixer: @unchecked Sendable {
             schedule(.cue(request), at: frame)
         case .playStreamAt(let request, let frame):
             schedule(.stream(request), at: frame)
+        case .crossfadeAtEnd(let request, let expectedEnd):
+            scheduleAtEnd(request, expectedEnd: expectedEnd)
         case .stop(let voice, let fadeFrames):
             if let slot = slot(of: voice) { fadeOut(slot, frames: stopFade(fadeFrames), reporting: .stopped(voice)) }
             else if state.pointee.scheduledCount > 0 { cancelScheduled(reporting: .stopped) { $0.voice == voice } }
@@ -1142,7 +1144,7 @@ public final class Mixer: @unchecked Sendable {
     }
 
     /// The slot of a sounding voice, or nil: one probe of the table, rarely more.
-    private func slot(of voice: VoiceID) -> Int? {
+    func slot(of voice: VoiceID) -> Int? {
         var i = home(voice.rawValue)
         while index[i].slot >= 0 {
             if index[i].id == voice.rawValue { return Int(index[i].slot) }

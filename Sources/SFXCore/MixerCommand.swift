@@ -150,6 +150,15 @@ public enum MixerCommand: Sendable, BitwiseCopyable {
     case playAt(PlayRequest, frame: Int)
     /// `.playAt` for a streaming voice.
     case playStreamAt(StreamRequest, frame: Int)
+    /// Starts the streaming voice of `request` as a crossfade from `request.crossfadeFrom` (a
+    /// streaming voice), on the frame that makes the fade (`fadeInFrames`) end on the last frame
+    /// of that voice's stream: the stream's end once its producer has finished, else
+    /// `expectedEnd` (its ring frame count as the file's length gives it; `Int.max`: wait for the
+    /// producer). The wait follows the old voice's read position frame by frame, through its
+    /// rate, pauses and underruns. Too close to the end for the whole fade (or the end known
+    /// late), the fade is what is left; the old voice gone, the new one starts at once with the
+    /// start fade alone. It waits in the schedule as `.playAt` does (and counts in it).
+    case crossfadeAtEnd(StreamRequest, expectedEnd: Int)
     /// Fades a voice out; it then reports `.stopped`. Unknown or finished voices are ignored.
     case stop(VoiceID, fadeFrames: Int)
     case setGain(VoiceID, Float)

@@ -12,6 +12,10 @@ struct ScheduledStart: BitwiseCopyable {
     var play: Play = .none
     /// The mixer frame (`Mixer.frameTime`) of the voice's first frame.
     var frame = 0
+    /// A crossfade at the end of another stream (`MixerCommand.crossfadeAtEnd`): `frame` is not
+    /// used; the start follows the old voice's position towards its stream's end, or `expectedEnd`.
+    var atEnd = false
+    var expectedEnd = Int.max
 
     var voice: VoiceID {
         switch play {
@@ -72,6 +76,49 @@ extension Mixer {
         state.pointee.scheduledCount += 1
     }
 
+    /// Waits with `request` for the end of `request.crossfadeFrom`'s stream (`.crossfadeAtEnd`).
+    func scheduleAtEnd(_ request: StreamRequest, expectedEnd: Int) {
+        var entry = ScheduledStart(play: .stream(request), frame: Int.max)
+        entry.atEnd = true
+        entry.expectedEnd = expectedEnd
+        guard state.pointee.scheduledCount < Mixer.scheduleCapacity else { return reject(request.voice, .scheduleFull) }
+        schedule[state.pointee.scheduledCount] = entry
+        state.pointee.scheduledCount += 1
+        // Due already (the old voice gone, or nearer its end than the fade): start now.
+        if framesUntilDue(&schedule[state.pointee.scheduledCount - 1]) == 0 {
+            let due = schedule[state.pointee.scheduledCount - 1]
+            remove(at: state.pointee.scheduledCount - 1)
+            begin(due.play)
+        }
+    }
+
+    /// Output frames until a crossfade at a stream's end is due (0: now; Int.max: not known yet,
+    /// or the old voice is paused), setting its fade to what is left once it is due.
+    private func framesUntilDue(_ entry: inout ScheduledStart) -> Int {
+        guard case .stream(var request) = entry.play else { return 0 }
+        guard let from = request.crossfadeFrom, let slot = slot(of: from), voices[slot].stream != nil else {
+            // Nothing to fade from: the new voice starts at once, as a plain start.
+            request.crossfadeFrom = nil
+            request.fadeInFrames = 0
+            entry.play = .stream(request)
+            return 0
+        }
+        let old = voices[slot]
+        let ringEnd = old.stream!._withUnsafeGuaranteedRef { $0.end.load(ordering: .acquiring) }
+        let end = ringEnd != Int.max ? ringEnd : entry.expectedEnd
+        guard end != Int.max, old.pauses == 0 else { return Int.max }
+        // The old voice's output frames left: its source frames left over its rate.
+        let left = max(0, (Double(end - old.position) - old.fraction) / max(old.rate, 1e-9))
+        let frames = Int(left.rounded(.up))
+        let fade = max(request.fadeInFrames, configuration.startFadeFrames)
+        guard frames > fade else {
+            request.fadeInFrames = max(1, frames)
+            entry.play = .stream(request)
+            return 0
+        }
+        return frames - fade
+    }
+
     private func begin(_ play: ScheduledStart.Play) {
         switch play {
         case .none: break
@@ -87,6 +134,18 @@ extension Mixer {
         var next = Int.max
         var i = 0
         while i < state.pointee.scheduledCount {
+            if schedule[i].atEnd {
+                let wait = framesUntilDue(&schedule[i])
+                if wait == 0 {
+                    let entry = schedule[i]
+                    remove(at: i)
+                    begin(entry.play)
+                } else {
+                    next = min(next, wait)
+                    i += 1
+                }
+                continue
+            }
             let entry = schedule[i]
             if entry.frame <= now {
                 remove(at: i)

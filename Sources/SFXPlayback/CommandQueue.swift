@@ -115,7 +115,7 @@ extension MixerCommand {
     /// A play: what `NoDevicePolicy.queue`'s limit counts.
     var startsVoice: Bool {
         switch self {
-        case .play, .playStream, .playAt, .playStreamAt: true
+        case .play, .playStream, .playAt, .playStreamAt, .crossfadeAtEnd: true
         default: false
         }
     }

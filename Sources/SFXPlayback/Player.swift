@@ -429,7 +429,8 @@ public final class Player: @unchecked Sendable {
     /// Replaces the voice with a new one reading from `frame`; `startFrame` starts it on that
     /// frame of the engine's clock (`play(at:)`); `crossfading` fades another player's voice out
     /// as this one fades in (`crossfade(to:duration:)`).
-    func startVoice(at frame: Int64, paused: Bool, startFrame: Int? = nil, crossfading: (from: VoiceID, frames: Int)? = nil) throws {
+    func startVoice(at frame: Int64, paused: Bool, startFrame: Int? = nil, crossfading: (from: VoiceID, frames: Int)? = nil,
+                    atEnd expectedEnd: Int? = nil) throws {
         let (oldVoice, oldReader, loops, reusable) = state.withLock { state -> (Voice?, StreamReader?, Int, StreamReader?) in
             let reusable = state.voice == nil && state.reader?.startFrame == frame ? state.reader : nil
             return (state.voice, reusable == nil ? state.reader : nil, state.loops, reusable)
@@ -455,7 +456,7 @@ public final class Player: @unchecked Sendable {
         // Only now, with the generation moved on, may the old voice's completion arrive.
         oldVoice?.stop()
         oldReader?.stop()
-        let voice = engine.playStream(request, ring: reader.ring, startFrame: startFrame) { [weak self] outcome in
+        let voice = engine.playStream(request, ring: reader.ring, startFrame: startFrame, crossfadeAtEnd: expectedEnd) { [weak self] outcome in
             self?.ended(generation: generation, outcome)
         }
         state.withLock { if $0.generation == generation { $0.voice = voice } }

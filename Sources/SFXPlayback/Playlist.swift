@@ -16,8 +16,9 @@ import SFXMedia
 /// try list.next(); try list.previous()
 /// ```
 ///
-/// `onItemChanged` is called (on a queue of the playlist's) when the mixer reaches an item's
-/// first frame, within about 10 ms; `didFinish` once the last item ends (never with `repeats`).
+/// `onItemChanged` is called (on a queue of the playlist's) when the mixer has reached an item's
+/// first frame, within about 10 ms (the watch's period); `didFinish` once the last item ends
+/// (never with `repeats`).
 /// The player's settings (volume, loops of one item…) are those of `player` while it plays.
 public final class Playlist: @unchecked Sendable {
     public let items: [URL]
@@ -30,6 +31,9 @@ public final class Playlist: @unchecked Sendable {
         /// A crossfade to the next item is under way (or the list is at its end).
         var handingOver = false
         var player: Player?
+        /// The voice a crossfade at the end hands over from, until it ends (stopped and paused
+        /// with the playlist).
+        var outgoing: Voice?
         /// The item the current player began with, and the items its reader was handed since.
         var first = 0
         var queued = 0
@@ -66,9 +70,9 @@ public final class Playlist: @unchecked Sendable {
         set { state.withLock { $0.repeats = newValue } }
     }
     /// 0 (the default): items follow gaplessly. Longer (0.01…60 s): each item crossfades into the
-    /// next over that time (equal-power, `Player.crossfade(to:duration:)`), begun by the
-    /// playlist's watch (every 10 ms) that long before the item's end, so the handover is timed
-    /// to about 10 ms rather than to the frame; an item shorter than that fades for what it has.
+    /// next over that time (equal-power), the fade ending on the item's last frame: the playlist
+    /// hands over (`Player.crossfadeAtEnd(to:duration:)`) a second before the fade is due and the
+    /// mixer starts it on the exact frame; an item shorter than the fade fades for what it has.
     public var crossfade: Duration {
         get { state.withLock { $0.crossfade } }
         set { state.withLock { $0.crossfade = min(max(newValue, .zero), .seconds(60)) } }
@@ -93,19 +97,27 @@ public final class Playlist: @unchecked Sendable {
     public func play() throws {
         if let player = state.withLock({ $0.player }) {
             if player.isPlaying { return }
-            if player.currentReader != nil { return player.resume() }
+            if player.currentReader != nil {
+                state.withLock { $0.outgoing }?.resume()
+                return player.resume()
+            }
         }
         try start(at: currentIndex)
     }
 
-    public func pause() { player?.pause() }
+    public func pause() {
+        let (player, outgoing) = state.withLock { ($0.player, $0.outgoing) }
+        outgoing?.pause()
+        player?.pause()
+    }
 
     /// Stops; `play` starts the current item again from its beginning.
     public func stop() {
-        let player = state.withLock { state -> Player? in
-            defer { state.player = nil }
-            return state.player
+        let (player, outgoing) = state.withLock { state -> (Player?, Voice?) in
+            defer { state.player = nil; state.outgoing = nil }
+            return (state.player, state.outgoing)
         }
+        outgoing?.stop()
         player?.stop()
     }
 
@@ -151,21 +163,29 @@ public final class Playlist: @unchecked Sendable {
         }
     }
 
-    /// With `crossfade`: once the item is that close to its end, the next one's player takes over.
+    /// With `crossfade`: a second before the fade is due, the next item's player is made and
+    /// handed over to at the end (the mixer begins the fade on its frame).
     private func handOverIfDue(_ player: Player) {
         let (fade, index, repeats, busy) = state.withLock { ($0.crossfade, $0.current, $0.repeats, $0.handingOver) }
         guard fade > .zero, !busy, player.isPlaying, player.isDurationKnown, case let duration = player.duration,
               index + 1 < items.count || repeats else { return }
-        let margin = 0.03                            // the old stream must outlast its fade
         let remaining = duration - player.currentTime
-        guard remaining <= fade.seconds + margin + 0.01 else { return }
+        guard remaining <= fade.seconds + Self.handOverLead else { return }
         state.withLock { $0.handingOver = true }
         let following = (index + 1) % items.count
         do {
             let next = try makePlayer(following)
             next.volume = player.volume
             begin(next, at: following)
-            try player.crossfade(to: next, duration: .seconds(max(0.01, min(fade.seconds, remaining - margin))))
+            state.withLock { $0.current = index }        // until the next item plays (poll)
+            let outgoing = try player.handOver(to: next, duration: fade, atEnd: true)
+            state.withLock { $0.outgoing = outgoing }
+            if let outgoing {
+                Task.detached { [weak self] in
+                    _ = await outgoing.outcome
+                    self?.state.withLock { if $0.outgoing?.id == outgoing.id { $0.outgoing = nil } }
+                }
+            }
         } catch {
             let callback = state.withLock { state -> (@Sendable (Bool) -> Void)? in
                 state.player = nil
@@ -175,6 +195,10 @@ public final class Playlist: @unchecked Sendable {
             callback?(false)
         }
     }
+
+    /// How long before a crossfade is due the playlist hands over (the command must reach the
+    /// mixer before the frame; the next file opens and decodes ahead meanwhile).
+    static let handOverLead = 1.0
 
     /// The file after the last one handed to the reader (reader thread).
     private func nextFile() -> RawFilePath? {
@@ -219,9 +243,9 @@ public final class Playlist: @unchecked Sendable {
 
     private func poll() {
         guard let player = state.withLock({ $0.player }), let reader = player.currentReader else { return }
-        handOverIfDue(player)
-        guard state.withLock({ $0.player }) === player else { return }   // handed over: the next poll reports it
         let played = reader.ring.releasedFrames
+        // A player handed over to at the end waits in the mixer: its item begins when it plays.
+        guard played > 0 else { return }
         let passed = reader.sourceStarts.count(where: { $0 <= played })
         let callback = state.withLock { state -> ((@Sendable (Int) -> Void)?, Int)? in
             let index = (state.first + passed) % items.count
@@ -231,5 +255,6 @@ public final class Playlist: @unchecked Sendable {
             return (state.onItemChanged, index)
         }
         if let (call, index) = callback { call?(index) }
+        handOverIfDue(player)
     }
 }

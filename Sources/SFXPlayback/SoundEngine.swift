@@ -551,7 +551,7 @@ public final class SoundEngine: @unchecked Sendable {
 
     /// Starts a streaming voice on `ring` (which `ring` keeps alive until the voice ends); the
     /// Player's way in.
-    func playStream(_ request: StreamRequest, ring: StreamRing, startFrame: Int? = nil,
+    func playStream(_ request: StreamRequest, ring: StreamRing, startFrame: Int? = nil, crossfadeAtEnd expectedEnd: Int? = nil,
                     completion: @escaping @Sendable (PlayOutcome) -> Void) -> Voice {
         let voice = Voice(id: VoiceID(nextVoice.wrappingAdd(1, ordering: .relaxed).oldValue), engine: self)
         var request = request
@@ -560,7 +560,9 @@ public final class SoundEngine: @unchecked Sendable {
             delivery.reject(completion, voice.handle, .engineClosed)
             return voice
         }
-        switch commands.submit(startFrame.map { .playStreamAt(request, frame: $0) } ?? .playStream(request)) {
+        let command: MixerCommand = if let expectedEnd { .crossfadeAtEnd(request, expectedEnd: expectedEnd) }
+            else if let startFrame { .playStreamAt(request, frame: startFrame) } else { .playStream(request) }
+        switch commands.submit(command) {
         case .queued, .held: break
         case .full: delivery.reject(voice.id, .commandQueueFull)
         case .overLimit(let why): delivery.reject(voice.id, .noDevice(why))

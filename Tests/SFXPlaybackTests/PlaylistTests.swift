@@ -105,9 +105,9 @@ final class PlaylistTests: XCTestCase {
 }
 
 final class PlaylistCrossfadeTests: XCTestCase {
-    /// With `crossfade`, the first item hands over to the second before its end: the card hears
-    /// old·cos + new·sin over the fade (the frame it starts on is the watch's, so it is found in
-    /// the output), the second item whole after it, and both items are announced.
+    /// With `crossfade`, the first item hands over to the second at its end: the card hears
+    /// old·cos + new·sin over the fade, which ends exactly on the first item's last frame (the
+    /// mixer starts it on its frame), the second item whole after it, and both items are announced.
     func testItemsCrossfadeEqualPowerWhenAsked() throws {
         let setup = try EngineOnCard()
         defer { setup.close() }
@@ -134,8 +134,8 @@ final class PlaylistCrossfadeTests: XCTestCase {
         // frame included (envelopes 1 and 0 exactly: the second item alone).
         let alone = try XCTUnwrap((1_000..<24_000).first { f in (0..<64).allSatisfy { heard[start + f + $0] == b[f + $0] } })
         let fade = alone + 1
-        XCTAssertGreaterThan(start + fade, 48_000 - 14_400, "begun about 0.25 s before the first item's end")
-        XCTAssertLessThanOrEqual(start + fade, 48_000, "and over before it")
+        XCTAssertEqual(fade, 12_000, "the whole 250 ms")
+        XCTAssertEqual(start + fade, 48_000, "ending on the first item's last frame")
         var worst: Float = 0
         for j in 0..<fade {
             let up = Float(j + 1) / Float(fade), down = 1 - Float(j + 1) / Float(fade)
