@@ -265,9 +265,23 @@ def test_a_play_at_a_frame_lands_on_it_and_one_past_says_how_late():
     assert sfx.frames_late(None) == 0 and sfx.frames_late("outranked") == 0
 
 
-def test_the_packages_readme_examples_compile():
+def test_the_packages_readme_examples_run_on_the_card(tmp_path, monkeypatch, capsys):
     readme = pathlib.Path(__file__).resolve().parent.parent / "README.md"
     blocks = re.findall(r"```python\n(.*?)\n```", readme.read_text(), re.S)
-    assert len(blocks) >= 4, "the README shows plays, banks, alert captions and plays at a frame"
+    assert len(blocks) == 4, "the README shows plays, banks, alert captions and plays at a frame"
+    monkeypatch.chdir(tmp_path)                               # the bank example's footsteps.json
+    write_tone(tmp_path / "step.wav", 330)
+    (tmp_path / "footsteps.json").write_text(json.dumps({"events": {"step": {"sounds": ["step.wav"], "cooldown": 1000}}}))
+    before = len(onsets())
     for number, block in enumerate(blocks, 1):
-        compile(block, f"README.md block {number}", "exec")
+        exec(compile(block, f"README.md block {number}", "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 8, out
+    assert out[0] == "finished", "the tock: " + repr(out)
+    refused, step = sorted(out[1:3])                          # the step's completion comes on the callback thread
+    assert step == "finished", "the step: " + repr(out)
+    assert refused.startswith('event "step" did not play:') and "cooldown" in refused, "the refused step: " + repr(out)
+    # (the bell played: the caption example prints nothing)
+    assert all(re.fullmatch(r"finished \d+", line) for line in out[3:7]), "the four ticks: " + repr(out)
+    assert re.fullmatch(r"the first tick was heard at \d+ ns", out[7]), out
+    assert len(onsets()) >= before + 7, "tock, step, bell and four ticks reached the card's DAC"

@@ -270,6 +270,7 @@ class Engine:
         self._callbacks = _Callbacks()
         self._alert: Optional[Callable[[str, str, AlertReached], None]] = None
         self._alert_key = 0
+        self._alert_lock = threading.Lock()
 
     def _handle(self):
         return self._engine
@@ -335,9 +336,12 @@ class Engine:
             raise
         return Voice(self, voice.value)
 
-    def play_at_time(self, sound: int, frame: int, **options) -> Voice:
-        """play(sound, at_frame=frame, **options): the sound's first frame on `frame` of the clock."""
-        return self.play(sound, at_frame=frame, **options)
+    def play_at_time(self, sound: int, frame: int, volume: float = 1.0, pan: float = 0.0, loops: int = 0,
+                     group: int = GROUP_EFFECTS, priority: int = PRIORITY_NORMAL,
+                     on_complete: Optional[Callable[[int, str, Optional[str]], None]] = None) -> Voice:
+        """play(sound, …, at_frame=frame): the sound's first frame on `frame` of the clock."""
+        return self.play(sound, volume=volume, pan=pan, loops=loops, group=group, priority=priority,
+                         on_complete=on_complete, at_frame=frame)
 
     def stop_all(self, fade: float = 0.005) -> None:
         _check(_stop_all(self._engine, int(round(fade * 1000))))
@@ -376,15 +380,16 @@ class Engine:
     def set_alert_callback(self, callback: Optional[Callable[[str, str, AlertReached], None]]) -> None:
         """Sets on_alert (see there); None stops the calls, and captions already handed over but not
         yet called are dropped."""
-        key = self._callbacks.register(callback, once=False)
-        try:
-            _check(_set_alert_callback(self._engine, self._callbacks.alert_trampoline if key else _ALERT_FN(),
-                                       key or None))
-        except SfxError:
-            self._callbacks.forget(key)
-            raise
-        self._callbacks.forget(self._alert_key)
-        self._alert, self._alert_key = callback, key
+        with self._alert_lock:
+            key = self._callbacks.register(callback, once=False)
+            try:
+                _check(_set_alert_callback(self._engine, self._callbacks.alert_trampoline if key else _ALERT_FN(),
+                                           key or None))
+            except SfxError:
+                self._callbacks.forget(key)
+                raise
+            self._callbacks.forget(self._alert_key)
+            self._alert, self._alert_key = callback, key
 
     def vibrate(self, pattern_ms: Optional[Sequence[int]] = None) -> None:
         """Vibrates: durations in ms alternating on and off, starting with on; None: one 400 ms buzz."""
@@ -448,8 +453,9 @@ class Engine:
         if self._engine:
             _check(_close(self._engine))
             self._callbacks.drain()
-            self._callbacks.forget(self._alert_key)
-            self._alert, self._alert_key = None, 0
+            with self._alert_lock:
+                self._callbacks.forget(self._alert_key)
+                self._alert, self._alert_key = None, 0
 
     def __enter__(self) -> "Engine":
         return self
