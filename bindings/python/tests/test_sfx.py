@@ -224,6 +224,30 @@ def test_an_alerts_caption_comes_on_a_python_thread():
     assert reached & sfx.ALERT_PLAYED and not reached & (sfx.ALERT_VIBRATED | sfx.ALERT_QUIET_HOURS)
 
 
+def test_a_slow_python_callback_never_holds_up_sfx():
+    entered, release = threading.Event(), threading.Event()
+    calls = []
+
+    def slow(caption, sound, reached):
+        calls.append("alert")
+        entered.set()
+        release.wait(30)
+
+    with sfx.Engine() as engine:
+        engine.on_alert = slow
+        engine.alert(engine.system_sound("bell"))
+        assert entered.wait(10)
+        engine.play(engine.system_sound("tock"), on_complete=lambda v, o, d: calls.append(o))
+        # sfx itself delivers every completion while the Python callback is still running: only
+        # the binding's own thread waits for it (sfx_wait_idle, under Engine.wait_idle).
+        assert sfx._wait_idle(engine._handle(), 10_000) == 0
+        assert not engine.wait_idle(0.2), "the tock's completion is not called yet: the slow callback runs"
+        assert calls == ["alert"]
+        release.set()
+        assert engine.wait_idle(10)
+    assert calls == ["alert", "finished"], "in order, once each"
+
+
 def test_a_play_at_a_frame_lands_on_it_and_one_past_says_how_late():
     start = len(log_lines())
     late_completions = []

@@ -213,14 +213,14 @@ class _Callbacks:
                     import traceback
                     traceback.print_exc()
 
-    def drain(self, timeout: float = 5.0) -> None:
-        """Waits until every callback handed over so far has been called (at once on the callback
-        thread itself, which would wait for itself)."""
+    def drain(self, timeout: float = 5.0) -> bool:
+        """Waits until every callback handed over so far has been called: False when `timeout`
+        passed first. On the callback thread itself (which would wait for itself) True at once."""
         if threading.current_thread() is self._thread:
-            return
+            return True
         done = threading.Event()
         self._queue.put((self.register(lambda: done.set()), ()))
-        done.wait(timeout)
+        return done.wait(timeout)
 
 
 class Voice:
@@ -440,12 +440,14 @@ class Engine:
         return status == 1, buffer.value.decode(errors="replace")
 
     def wait_idle(self, timeout: float = 60.0) -> bool:
-        """Waits until no voice sounds and every completion has been called, or `timeout` passes."""
+        """Waits until no voice sounds and every completion (and alert caption) has been called:
+        True, or False when `timeout` passed first (a slow callback still running, say). From a
+        callback it does not wait for the callbacks after it."""
         status = _wait_idle(self._engine, int(timeout * 1000))
         if status < 0 and status != -8:
             _check(status)
-        self._callbacks.drain(timeout)
-        return status == 0
+        drained = self._callbacks.drain(timeout)
+        return status == 0 and drained
 
     def close(self) -> None:
         """Stops every sound (completions say "stopped") and closes the device; later calls fail.
