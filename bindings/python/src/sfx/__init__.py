@@ -13,6 +13,7 @@ import os
 import queue
 import re
 import threading
+import time
 from typing import Callable, Optional, Sequence
 
 __all__ = [
@@ -443,10 +444,11 @@ class Engine:
         """Waits until no voice sounds and every completion (and alert caption) has been called:
         True, or False when `timeout` passed first (a slow callback still running, say). From a
         callback it does not wait for the callbacks after it."""
+        deadline = time.monotonic() + timeout
         status = _wait_idle(self._engine, int(timeout * 1000))
         if status < 0 and status != -8:
             _check(status)
-        drained = self._callbacks.drain(timeout)
+        drained = self._callbacks.drain(max(0.0, deadline - time.monotonic()))
         return status == 0 and drained
 
     def close(self) -> None:
