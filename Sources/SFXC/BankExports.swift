@@ -1,4 +1,4 @@
-// sfx_bank_load, sfx_event_play, sfx_bank_close (see sfx.h).
+// sfx_bank_load, sfx_event_play, sfx_bank_status, sfx_bank_close (see sfx.h).
 import CSFXAPI
 import Foundation
 import SFX
@@ -82,6 +82,16 @@ public func exportedEventPlay(_ handle: OpaquePointer?, _ bankHandle: OpaquePoin
         number.withLock { $0 = played.id.rawValue }
         recorded.signal()
         voice?.pointee = played.id.rawValue
+    }
+}
+
+@_cdecl("sfx_bank_status")
+public func exportedBankStatus(_ handle: OpaquePointer?, _ reloads: UnsafeMutablePointer<UInt32>?,
+                               _ problem: UnsafeMutablePointer<CChar>?, _ size: Int) -> Int32 {
+    cCall {
+        let bank = try BankHandles.bank(handle).bank
+        reloads?.pointee = UInt32(clamping: bank.reloads)
+        if let problem { try copy(bank.lastRejection.map { "\($0)" } ?? "", to: problem, size: size, what: "the reload's problem") }
     }
 }
 

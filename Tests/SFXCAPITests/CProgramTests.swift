@@ -137,7 +137,8 @@ final class CProgramTests: XCTestCase {
 
     /// Sound banks from C (Tests/SFXCAPITests/C/bank_check.c): a bank's problem is one line with
     /// its file and line, an event plays once and heard, a second inside its cooldown is refused
-    /// and never completed, a closed bank is an error.
+    /// and never completed, a broken edit of the watched bank is refused and told by
+    /// sfx_bank_status while the old bank plays on, a closed bank is an error.
     func testABanksEventPlaysFromC() throws {
         let tone = scratch.appending(path: "hit.wav")
         try WAVAudio(sampleRate: 48_000, channels: 1, samples: [Float](repeating: 0.4, count: 4_800)).write(to: tone)
@@ -150,8 +151,9 @@ final class CProgramTests: XCTestCase {
         XCTAssertTrue(run.output.hasSuffix("ok\n"), run.output)
         XCTAssertTrue(run.output.contains("bad broken.json:2: event \"hit\": unknown key \"pich\""), run.output)
         XCTAssertTrue(run.output.contains("completion 0\n"), run.output)
+        XCTAssertTrue(run.output.contains("refused game.json:2: event \"hit\": unknown key \"pich\""), run.output)
         let onsets = try card.events().filter { if case .onset = $0.kind { true } else { false } }
-        XCTAssertEqual(onsets.count, 1, "one play heard: \(onsets)")
+        XCTAssertEqual(onsets.count, 2, "one play heard, and one of the kept bank after the refused edit: \(onsets)")
     }
 
     /// The recorder from C (Tests/SFXCAPITests/C/record_check.c): a voice message with a prompt,

@@ -44,6 +44,6 @@ final class PythonBindingTests: XCTestCase {
                               timeout: 300)
         print(tests.output)
         XCTAssertEqual(tests.status, 0, "pytest: \(tests.output)\(tests.errors)")
-        XCTAssertTrue(tests.output.contains("13 passed"), tests.output)
+        XCTAssertTrue(tests.output.contains("14 passed"), tests.output)
     }
 }

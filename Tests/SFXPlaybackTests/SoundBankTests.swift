@@ -164,6 +164,7 @@ final class SoundBankTests: XCTestCase {
         XCTAssertEqual(rejected.first?.0, "game.json")
         XCTAssertEqual(rejected.first?.1, 3)
         XCTAssertTrue(rejected.first?.2.contains("\"cooldown\"") == true)
+        XCTAssertEqual(bank.lastRejection?.line, 3, "kept for a caller that does not follow events (the C API's sfx_bank_status)")
         XCTAssertEqual(bank.reloads, 1)
         XCTAssertEqual(awaitOutcome { setup.engine.play(event: "hit", in: bank, completion: $0) }, .finished)
         bank.stopWatching()

@@ -509,6 +509,13 @@ int sfx_bank_load(sfx_engine *engine, const char *path, int watch, sfx_bank **ba
 int sfx_event_play(sfx_engine *engine, sfx_bank *bank, const char *name, float volume,
                    sfx_completion_fn completion, void *user_data, sfx_voice *voice);
 
+/* How the bank's reloads went: `*reloads` (when not NULL) the edits reloaded since it was
+ * loaded; `problem` (when not NULL, `problem_size` bytes) why the last edit was refused, one line
+ * naming the file, line and key ("footsteps.json:12: event \"step\": …"; the bank plays the
+ * version before it), or "" when the last reload (or the load) went well. SFX_ERROR_RANGE when
+ * the line does not fit (as much as fits is copied, NUL-terminated). Any thread. */
+int sfx_bank_status(sfx_bank *bank, unsigned *reloads, char *problem, size_t problem_size);
+
 /* Stops following the bank's files and forgets the handle; its voices play on, its events can
  * no longer be triggered through it. SFX_ERROR_CLOSED for a bank already closed. Any thread. */
 int sfx_bank_close(sfx_bank *bank);

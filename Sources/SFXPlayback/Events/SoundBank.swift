@@ -21,6 +21,8 @@ public final class SoundBank: Sendable {
         /// The ducking rules the bank set on the engine.
         var ducking: [BankFile.DuckingRule] = []
         var reloads = 0
+        /// Why the last watched reload was refused, until one succeeds.
+        var rejection: BankError?
     }
 
     struct SoundKey: Hashable { var path: String; var normalize: LoudnessNormalization? }
@@ -46,6 +48,10 @@ public final class SoundBank: Sendable {
 
     /// How many times the bank was reloaded since it was loaded.
     public var reloads: Int { state.withLock { $0.reloads } }
+
+    /// Why the last reload of an edit was refused (the bank kept the version before it), or nil
+    /// when the last one (or the load) went well: what `EngineEvent.bankRejected` reported.
+    public var lastRejection: BankError? { state.withLock { $0.rejection } }
 
     /// Stops watching the files (the events stay).
     public func stopWatching() {
@@ -110,6 +116,7 @@ public final class SoundBank: Sendable {
                 loaded.sounds = sounds
                 loaded.ducking = file.ducking
                 loaded.reloads += 1
+                loaded.rejection = nil
                 return (old, gone, oldDucking)
             }
             // The bank's ducking: a rule it no longer has is removed (0 dB), its rules are set
@@ -155,6 +162,7 @@ public final class SoundBank: Sendable {
             engine.report(.bankReloaded(name))
         } catch {
             let first = error.errors.first ?? BankError(file: url.lastPathComponent, line: 0, reason: "unknown problem")
+            state.withLock { $0.rejection = first }
             engine.report(.bankRejected(file: first.file, line: first.line, reason: first.reason))
         }
     }

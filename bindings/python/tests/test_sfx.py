@@ -196,6 +196,33 @@ def test_a_banks_events_play_and_one_inside_its_cooldown_is_refused(tmp_path):
     assert len(onsets()) == before + 2, "both events reached the card's DAC"
 
 
+def save(path, text):
+    """As an editor saves: a new file renamed over the old one."""
+    temporary = path.with_name("." + path.name + ".saving")
+    temporary.write_text(text)
+    os.replace(temporary, path)
+
+
+def test_a_watched_bank_reloads_an_edit_and_tells_why_it_refused_a_broken_one(tmp_path):
+    write_tone(tmp_path / "hit.wav", 440)
+    bank_file = tmp_path / "game.json"
+    bank_file.write_text(json.dumps({"events": {"hit": {"sounds": ["hit.wav"]}}}))
+    with sfx.Engine() as engine, engine.load_bank(bank_file) as bank:
+        assert (bank.reloads, bank.problem) == (0, None)
+        save(bank_file, json.dumps({"events": {"hit": {"sounds": ["hit.wav"], "volume": -6}}}))
+        deadline = time.monotonic() + 10
+        while bank.reloads == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert (bank.reloads, bank.problem) == (1, None), "the edit reloaded"
+        save(bank_file, '{ "events": {\n  "hit": { "sounds": ["hit.wav"], "pich": [0, 1] } } }')
+        while bank.problem is None and time.monotonic() < deadline + 10:
+            time.sleep(0.02)
+        assert bank.problem == 'game.json:2: event "hit": unknown key "pich": use one of choose, cooldown, group, maxInstances, normalize, pitch, position, priority, seed, sounds, volume'
+        assert bank.reloads == 1, "the broken edit is not reloaded"
+        bank.play("hit")                               # the kept version plays on
+        assert engine.wait_idle(10)
+
+
 def test_an_alerts_caption_comes_on_a_python_thread():
     notices = []
     arrived = threading.Event()

@@ -129,6 +129,7 @@ _bank_load = _declare("sfx_bank_load", ctypes.c_int, _engine_p, ctypes.c_char_p,
 _event_play = _declare("sfx_event_play", ctypes.c_int, _engine_p, _bank_p, ctypes.c_char_p, ctypes.c_float,
                        _COMPLETION, ctypes.c_void_p, ctypes.POINTER(_sfx_voice))
 _bank_close = _declare("sfx_bank_close", ctypes.c_int, _bank_p)
+_bank_status = _declare("sfx_bank_status", ctypes.c_int, _bank_p, ctypes.POINTER(ctypes.c_uint), ctypes.c_char_p, ctypes.c_size_t)
 
 
 class _RecordOptions(ctypes.Structure):
@@ -500,6 +501,21 @@ class Bank:
             callbacks.forget(key)
             raise
         return Voice(self._engine, voice.value)
+
+    @property
+    def reloads(self) -> int:
+        """How many edits of the bank (or its sounds) were reloaded since it was loaded."""
+        count = ctypes.c_uint()
+        _check(_bank_status(self._bank, ctypes.byref(count), None, 0))
+        return count.value
+
+    @property
+    def problem(self) -> Optional[str]:
+        """Why the last edit was refused (one line naming the file, line and key; the bank plays
+        the version before it), or None when the last reload (or the load) went well."""
+        buffer = ctypes.create_string_buffer(4096)
+        _check(_bank_status(self._bank, None, buffer, len(buffer)))
+        return buffer.value.decode() or None
 
     def close(self) -> None:
         """Stops following the bank's files; its voices play on, its events can no longer be
