@@ -238,7 +238,7 @@ public final class DaemonServer: @unchecked Sendable {
             var refusal = sfx_peer_credentials(fd, nil, &uid, &gid) == 0
                 ? policy.refusal(socket: fd, uid: uid) : "refused: the peer's credentials cannot be read"
             if refusal == nil, perUser[uid, default: 0] >= limits.connectionsPerUser, !evictIdlest(among: uid) {
-                refusal = "busy: uid \(uid) has \(limits.connectionsPerUser) connections open, each with a request in hand; close some, or raise sfx serve --max-connections-per-user"
+                refusal = "busy: uid \(uid) has \(limits.connectionsPerUser) connections open, each with a request in hand or following alerts; close some, or raise sfx serve --max-connections-per-user"
             }
             let client = Client(fd: fd, serial: nextSerial, uid: uid, now: now)
             clientsServed.wrappingAdd(1, ordering: .relaxed)
