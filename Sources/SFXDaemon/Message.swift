@@ -14,12 +14,13 @@ public enum RequestKind: UInt8, Sendable, CaseIterable {
     public var name: String { String(describing: self) }
 
     /// Answered at once on the serving thread, never waiting on the worker: a play of a sound
-    /// already loaded, a stop, a group's filter, a subscription to notices (the client gives
-    /// these its short wait).
+    /// already loaded, a stop, a group's filter (the client gives these its short wait, then
+    /// runs in-process). A `notices` request is answered at once too, by the serving loop
+    /// itself, but has nothing to fall back to: the client gives it the long wait.
     public func isQuick(hasFile: Bool) -> Bool {
         switch self {
         case .play: !hasFile
-        case .stop, .filter, .notices: true
+        case .stop, .filter: true
         default: false
         }
     }

@@ -83,6 +83,35 @@ final class NoticeTests: DaemonTestCase {
         XCTAssertEqual(stopDaemon(), 0)
     }
 
+    /// `DaemonClient`: a notice that comes before the reply to another request is kept for
+    /// `nextNotice`, and the request gets its own reply.
+    func testTheClientKeepsANoticeThatComesBeforeAReply() throws {
+        try startDaemon()
+        let client = try DaemonClient.connect(path: socketPath)
+        XCTAssertEqual(try client.subscribeToNotices().kind, .ok)
+        let other = try connect()
+        defer { close(other) }
+        XCTAssertEqual(try request(other, 2, id: 1, "name=bell\n").type, 0x80)
+        // Once the daemon has queued the notice for the client, it is ahead of any later reply.
+        var sent = 0
+        for _ in 0..<400 where sent == 0 {
+            sent = try status(other)["noticesSent"] as? Int ?? 0
+            if sent == 0 { usleep(50_000) }
+        }
+        XCTAssertEqual(sent, 1)
+        let reply = try client.request(.status)
+        XCTAssertEqual(reply.kind, .ok, reply.text)
+        XCTAssertTrue(reply.text.hasPrefix("{"), "the status JSON, not the notice: \(reply.text)")
+        let notice = try client.nextNotice(timeoutMilliseconds: 10_000)
+        XCTAssertEqual(notice.caption, "The generic alert")
+        XCTAssertEqual(notice.sound, "bell")
+        XCTAssertEqual(notice.reached, "heard")
+        XCTAssertFalse(notice.quiet)
+        XCTAssertEqual(notice.line, "The generic alert [bell: heard]")
+        XCTAssertEqual(notice.id, reply.id - 1, "the id of the notices request, the one before the status")
+        XCTAssertEqual(stopDaemon(), 0)
+    }
+
     /// A subscriber that never reads while many alerts are made: its notices past the bound are
     /// dropped and counted, every notice is either queued or counted, nobody is closed, the
     /// daemon answers throughout, and the subscriber gets its stream again once it reads.
