@@ -91,8 +91,15 @@ extension AlertCommand {
                 FileHandle.standardOutput.write(Data("caption: \(notice.line)\n".utf8))
             }
         } catch let error as DaemonClient.Failure {
-            guard case .noReply(let code) = error else { throw Failure(error.description) }
-            throw Failure("the daemon at \(client.path) went away (\(String(cString: strerror(code)))); start it again with sfx serve")
+            switch error {
+            case .noReply(let code):
+                throw Failure("the daemon at \(client.path) went away (\(String(cString: strerror(code)))); start it again with sfx serve")
+            case .busy(let line):
+                // Its line names the limit and the option that raises it; there is no in-process way.
+                throw Failure(line)
+            default:
+                throw Failure(error.description)
+            }
         }
     }
 }
