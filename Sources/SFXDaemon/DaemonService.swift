@@ -55,7 +55,8 @@ public final class DaemonService: Sendable {
         self.hapticBackend = hapticBackend
         self.limits = limits
         // Every alert of the engine, whichever client asked (and any other), on its delivery
-        // thread; a handler set before is still called.
+        // thread; a handler set before is still called (setting the engine's `onAlert` later
+        // would replace this hook, and the subscribers would hear nothing).
         let earlier = engine.onAlert
         engine.onAlert = { [weak self] notice in
             earlier?(notice)

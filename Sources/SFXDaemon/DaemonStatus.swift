@@ -94,7 +94,7 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
                 lines.append("served: \(playsServed) plays, \(loadsServed) loads, \(clientsServed) clients")
             }
             if let subscribers, let noticesSent, let noticesDropped, subscribers + noticesSent + noticesDropped > 0 {
-                lines.append("alert notices: \(subscribers) subscribers, \(noticesSent) sent, \(noticesDropped) dropped (unread)")
+                lines.append("alert notices: \(subscribers) \(subscribers == 1 ? "subscriber" : "subscribers"), \(noticesSent) sent, \(noticesDropped) dropped (unread)")
             }
         } else {
             lines.append("daemon: not running (this engine was opened in-process to look)")
