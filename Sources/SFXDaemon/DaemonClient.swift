@@ -5,7 +5,37 @@ import Glibc
 ///
 ///     guard let client = DaemonClient.connect() else { /* no daemon: play in-process */ }
 ///     let reply = try client.request(.play, ["name": "tock"])
+///
+/// It can also follow every alert the daemon makes, from any client (`sfx alert --follow`):
+///
+///     try client.subscribeToNotices()
+///     while true { print("caption: \(try client.nextNotice().line)") }
 public final class DaemonClient {
+    /// An alert the daemon made, as a subscriber gets it (a `notice` frame; docs/PROTOCOL.md).
+    public struct Notice: Sendable, Equatable {
+        /// The alert's words (its caption, else the theme's description of the sound).
+        public var caption: String
+        /// The sound's name.
+        public var sound: String
+        /// How it reached the person: "heard", "felt", "flashed" comma-joined, or "none".
+        public var reached: String
+        /// The do-not-disturb window held it to its caption.
+        public var quiet: Bool
+        /// All of it in one line: "The generic alert [bell: heard]".
+        public var line: String
+        /// The id of the `notices` request the stream answers.
+        public var id: UInt32
+
+        public init(fields: Fields, id: UInt32) {
+            caption = fields["caption"] ?? ""
+            sound = fields["sound"] ?? ""
+            reached = fields["reached"] ?? "none"
+            quiet = fields["quiet"] == "true"
+            line = fields["notice"] ?? "\(caption) [\(sound): \(reached)]"
+            self.id = id
+        }
+    }
+
     /// The answer to one request.
     public struct Reply: Sendable {
         public var kind: ReplyKind
@@ -55,6 +85,10 @@ public final class DaemonClient {
     /// How long to wait for the reply to a quick request (play by name, stop): the client's
     /// budget (`SFX_CLIENT_TIMEOUT_MS`, or $SFX_DAEMON_TIMEOUT), after which it plays in-process.
     public var quickTimeoutMilliseconds: Int32 = sfx_client_timeout_ms()
+    /// Notices that came while a reply was awaited, for `nextNotice` (at most `keptNotices`; the
+    /// oldest go first).
+    private var heldNotices: [Notice] = []
+    static let keptNotices = 64
 
     private init(path: String, socket: Int32) {
         self.path = path
@@ -83,22 +117,72 @@ public final class DaemonClient {
     }
 
     /// Sends one request (with `file` attached as a descriptor when given) and waits for its reply.
+    /// A notice that comes meanwhile (after `subscribeToNotices`) is kept for `nextNotice`.
     public func request(_ kind: RequestKind, _ fields: Fields = Fields(), file: Int32? = nil) throws(Failure) -> Reply {
         let id = nextID
         nextID &+= 1
         let payload = fields.payload
         let sent = payload.withUnsafeBytes { sfx_send_frame(socket, kind.rawValue, id, $0.baseAddress, payload.count, file ?? -1) }
-        var header = sfx_frame_header()
-        var buffer = [CChar](repeating: 0, count: Frame.maximumSize)
         // A daemon that refused this peer closed the connection after saying why: read that.
         let quick = kind.isQuick(hasFile: file != nil)
         let wait = sent != 0 ? 100 : quick ? quickTimeoutMilliseconds : timeoutMilliseconds
-        let received = sfx_receive_reply(socket, wait, &header, &buffer, buffer.count)
-        guard sent == 0 || received == 0 && header.type == ReplyKind.error.rawValue else { throw .noReply(errno: -sent) }
+        let deadline = Self.milliseconds() + Int64(wait)
+        while true {
+            let frame: Reply
+            do throws(Failure) {
+                frame = try receive(timeoutMilliseconds: Int32(clamping: max(0, deadline - Self.milliseconds())))
+            } catch {
+                if sent != 0, case .noReply = error { throw .noReply(errno: -sent) }
+                throw error
+            }
+            if frame.kind == .notice {
+                heldNotices.append(Notice(fields: frame.fields, id: frame.id))
+                if heldNotices.count > Self.keptNotices { heldNotices.removeFirst() }
+                continue
+            }
+            guard sent == 0 || frame.kind == .error else { throw .noReply(errno: -sent) }
+            return frame
+        }
+    }
+
+    /// Asks the daemon for every alert notice from now on (request 10, `notices`), from any
+    /// client; then `nextNotice` reads them. Asking again changes nothing. Returns the reply: ok,
+    /// or an error whose line says why not (a peer the daemon refuses).
+    @discardableResult
+    public func subscribeToNotices() throws(Failure) -> Reply {
+        try request(.notices)
+    }
+
+    /// The next alert notice (after `subscribeToNotices`), waiting up to `timeoutMilliseconds`
+    /// (-1: until one comes). Throws `.noReply(ETIMEDOUT)` when none came in time, and
+    /// `.noReply` with the reason when the daemon went away. Replies of other requests that come
+    /// meanwhile are skipped.
+    public func nextNotice(timeoutMilliseconds: Int32 = -1) throws(Failure) -> Notice {
+        if !heldNotices.isEmpty { return heldNotices.removeFirst() }
+        let deadline = timeoutMilliseconds < 0 ? Int64.max : Self.milliseconds() + Int64(timeoutMilliseconds)
+        while true {
+            let wait = timeoutMilliseconds < 0 ? -1 : Int32(clamping: max(0, deadline - Self.milliseconds()))
+            let frame = try receive(timeoutMilliseconds: wait)
+            if frame.kind == .notice { return Notice(fields: frame.fields, id: frame.id) }
+        }
+    }
+
+    /// One frame from the daemon: a reply, or a notice.
+    private func receive(timeoutMilliseconds: Int32) throws(Failure) -> Reply {
+        var header = sfx_frame_header()
+        var buffer = [CChar](repeating: 0, count: Frame.maximumSize)
+        let received = sfx_receive_reply(socket, timeoutMilliseconds, &header, &buffer, buffer.count)
         guard received == 0 else { throw .noReply(errno: -received) }
         let bytes = buffer.prefix(Int(min(header.length, UInt32(buffer.count - 1)))).map { UInt8(bitPattern: $0) }
         if sfx_reply_is_busy(&header, buffer) != 0 { throw .busy(String(decoding: bytes, as: UTF8.self)) }
         guard let kind = ReplyKind(rawValue: header.type) else { throw .noReply(errno: EPROTO) }
         return Reply(kind: kind, id: header.id, payload: bytes)
+    }
+
+    /// CLOCK_MONOTONIC in milliseconds.
+    private static func milliseconds() -> Int64 {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Int64(t.tv_sec) * 1000 + Int64(t.tv_nsec) / 1_000_000
     }
 }

@@ -7,7 +7,8 @@
 /// member of the group is someone else.
 public struct DaemonLimits: Sendable, Equatable {
     /// Connections open at once, in all; at the limit the longest-idle connection is closed to
-    /// make room, and a newcomer is told `busy:` only when none is idle.
+    /// make room (never a subscriber to notices, which waits on purpose but counts here), and a
+    /// newcomer is told `busy:` only when none is idle.
     public var connections = DaemonLimits.defaultConnections
     /// Connections one uid may hold open (the same rule, among that uid's connections).
     public var connectionsPerUser = DaemonLimits.defaultConnectionsPerUser
@@ -22,9 +23,11 @@ public struct DaemonLimits: Sendable, Equatable {
     /// requests; a connection that reads nothing for `unreadTimeoutSeconds` while its replies wait
     /// is closed.
     public var outgoingBytesPerClient = DaemonLimits.defaultOutgoingBytesPerClient
-    /// A connection with nothing in hand and nothing sent for this long is closed (0: never).
+    /// A connection with nothing in hand and nothing sent for this long is closed (0: never);
+    /// a subscriber to notices is not.
     public var idleTimeoutSeconds = DaemonLimits.defaultIdleTimeoutSeconds
-    /// A connection whose replies wait unread for this long is closed.
+    /// A connection whose replies wait unread for this long is closed; a subscriber to notices
+    /// is not (past the bound its notices are dropped and counted instead).
     public var unreadTimeoutSeconds = DaemonLimits.defaultUnreadTimeoutSeconds
     /// Sounds loaded by clients (`load`), in all and per uid (the configured ones are not counted).
     public var sounds = DaemonLimits.defaultSounds

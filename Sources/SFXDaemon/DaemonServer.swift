@@ -1,6 +1,7 @@
 import CSFXProtocol
 import Dispatch
 import Glibc
+import SFX
 import Synchronization
 
 /// Who may talk to the daemon, by SO_PEERCRED: the daemon's own user, root, and in system mode
@@ -34,6 +35,13 @@ public struct PeerPolicy: Sendable {
 /// meanwhile waits in the kernel, descriptors too); one that reads none of its replies for
 /// `unreadTimeoutSeconds`, or does nothing for `idleTimeoutSeconds`, is closed; at the limits
 /// of connections the longest-idle one makes room, and a newcomer is told `busy:` when none is idle.
+///
+/// A connection that sends `notices` is a subscriber: every alert notice of the service's engine
+/// (from any client) is pushed to it as a `notice` frame, through its outbox like a reply. The
+/// notices come on the engine's delivery thread and reach this thread as the worker's replies
+/// do (a list and the wake descriptor). A subscriber is never closed for being idle or for
+/// notices it leaves unread, nor to make room: while its outbox is at the bound at which the
+/// daemon stops reading a client, its notices are dropped and counted (`noticesDropped`).
 public final class DaemonServer: @unchecked Sendable {
     public let socket: ListeningSocket
     public let service: DaemonService
@@ -55,12 +63,21 @@ public final class DaemonServer: @unchecked Sendable {
     public let clientsServed = Atomic<Int>(0)
     /// Connections closed by the daemon: idle, not reading, or to make room.
     public let clientsClosed = Atomic<Int>(0)
+    /// Connections subscribed to alert notices now; notices queued for them, and dropped (a
+    /// subscriber's outbox at its bound, or more than `noticeBacklog` waiting for this thread).
+    public let subscriberCount = Atomic<Int>(0)
+    public let noticesSent = Atomic<Int>(0)
+    public let noticesDropped = Atomic<Int>(0)
+    /// Notices made and not yet taken by the loop thread, at most (each a payload).
+    static let noticeBacklog = 256
 
     private let wake: Int32
     private let stopping = Atomic<Bool>(false)
     private let work = DispatchQueue(label: "sfx-daemon-work")
     private let loader = DispatchQueue(label: "sfx-daemon-load")
     private let finished = Mutex<[(client: UInt64, frame: [UInt8], file: Bool)]>([])
+    /// Alert notices' payloads from the engine's delivery thread, for the subscribers.
+    private let notices = Mutex<[[UInt8]]>([])
     /// Requests with a file on the loader, from every client (the loop thread's).
     private var filesInHand = 0
 
@@ -80,6 +97,8 @@ public final class DaemonServer: @unchecked Sendable {
         /// requests read and dropped (closing on unread requests would reset the connection,
         /// and the peer could lose the reply that says why).
         var refused = false
+        /// The id of its `notices` request: it gets every alert notice, with this id.
+        var noticesID: UInt32?
         init(fd: Int32, serial: UInt64, uid: uid_t, now: Double) {
             self.fd = fd
             self.serial = serial
@@ -94,6 +113,8 @@ public final class DaemonServer: @unchecked Sendable {
     private var clients: [Int32: Client] = [:]
     private var bySerial: [UInt64: Int32] = [:]
     private var perUser: [uid_t: Int] = [:]
+    /// The clients subscribed to notices, by descriptor.
+    private var subscribers: [Int32: Client] = [:]
     private var nextSerial: UInt64 = 1
     /// Before this time no connection has been idle long enough to be closed for room (a client
     /// that joins or becomes idle later is younger still).
@@ -111,6 +132,7 @@ public final class DaemonServer: @unchecked Sendable {
         self.policy = policy
         self.limits = limits
         wake = sfx_wake_descriptor()
+        service.onNotice { [weak self] notice in self?.post(notice) }
     }
 
     deinit {
@@ -121,8 +143,26 @@ public final class DaemonServer: @unchecked Sendable {
     /// Asks `run` to return (from any thread or a signal handler's queue).
     public func stop() {
         stopping.store(true, ordering: .releasing)
+        wakeUp()
+    }
+
+    private func wakeUp() {
         var one: UInt64 = 1
         _ = write(wake, &one, 8)
+    }
+
+    /// An alert notice of the engine (on its delivery thread): handed to the loop thread for the
+    /// subscribers, or dropped for each of them when the loop has not taken `noticeBacklog` yet.
+    private func post(_ notice: AlertNotice) {
+        let listening = subscriberCount.load(ordering: .relaxed)
+        guard listening > 0 else { return }
+        let payload = Fields(DaemonService.fields(of: notice)).payload
+        let kept = notices.withLock { list in
+            guard list.count < Self.noticeBacklog else { return false }
+            list.append(payload)
+            return true
+        }
+        if kept { wakeUp() } else { noticesDropped.wrappingAdd(listening, ordering: .relaxed) }
     }
 
     /// Serves until `stop`; then waits for the worker's and loader's requests, closes every
@@ -198,7 +238,7 @@ public final class DaemonServer: @unchecked Sendable {
             var refusal = sfx_peer_credentials(fd, nil, &uid, &gid) == 0
                 ? policy.refusal(socket: fd, uid: uid) : "refused: the peer's credentials cannot be read"
             if refusal == nil, perUser[uid, default: 0] >= limits.connectionsPerUser, !evictIdlest(among: uid) {
-                refusal = "busy: uid \(uid) has \(limits.connectionsPerUser) connections open, each with a request in hand; close some, or raise sfx serve --max-connections-per-user"
+                refusal = "busy: uid \(uid) has \(limits.connectionsPerUser) connections open, each with a request in hand or following alerts; close some, or raise sfx serve --max-connections-per-user"
             }
             let client = Client(fd: fd, serial: nextSerial, uid: uid, now: now)
             clientsServed.wrappingAdd(1, ordering: .relaxed)
@@ -226,7 +266,7 @@ public final class DaemonServer: @unchecked Sendable {
         if now < noneEvictableUntil { return false }
         var oldest: Client?
         var soonest = now + Self.evictableAfterSeconds
-        for client in clients.values where client.idle {
+        for client in clients.values where client.idle && client.noticesID == nil {
             guard now - client.lastActivity >= Self.evictableAfterSeconds else {
                 soonest = min(soonest, client.lastActivity + Self.evictableAfterSeconds)
                 continue
@@ -243,12 +283,14 @@ public final class DaemonServer: @unchecked Sendable {
     }
 
     /// Closes connections idle past the idle timeout, refused peers that stay, and clients that
-    /// leave their replies unread past the unread timeout.
+    /// leave their replies unread past the unread timeout; subscribers wait on purpose (their
+    /// outbox is bounded: past it their notices are dropped), so neither timeout closes them.
     private func sweep(_ now: Double) {
         for client in Array(clients.values) {
             let idleFor = now - client.lastActivity
             let unread = client.unreadSince.map { now - $0 } ?? 0
             if client.refused ? idleFor >= 1
+                : client.noticesID != nil ? false
                 : client.idle ? limits.idleTimeoutSeconds > 0 && idleFor >= limits.idleTimeoutSeconds
                 : unread >= limits.unreadTimeoutSeconds {
                 clientsClosed.wrappingAdd(1, ordering: .relaxed)
@@ -264,6 +306,9 @@ public final class DaemonServer: @unchecked Sendable {
         close(client.fd)
         clients[client.fd] = nil
         bySerial[client.serial] = nil
+        if client.noticesID != nil, subscribers.removeValue(forKey: client.fd) != nil {
+            subscriberCount.store(subscribers.count, ordering: .relaxed)
+        }
         if let count = perUser[client.uid] { perUser[client.uid] = count > 1 ? count - 1 : nil }
         clientCount.store(clients.count, ordering: .relaxed)
     }
@@ -318,6 +363,16 @@ public final class DaemonServer: @unchecked Sendable {
             closeAll()
             return reply(client, id: header.id, .error, "unknown request type \(header.type); this daemon speaks protocol 1 (types 1–\(RequestKind.allCases.count), docs/PROTOCOL.md)")
         }
+        // A subscription is this loop's own: it keeps the connection, not the service.
+        if kind == .notices {
+            closeAll()
+            if client.noticesID == nil {
+                client.noticesID = header.id
+                subscribers[client.fd] = client
+                subscriberCount.store(subscribers.count, ordering: .relaxed)
+            }
+            return reply(client, id: header.id, .ok, [])
+        }
         let payload = Array(UnsafeBufferPointer(start: buffer + Frame.headerSize, count: Int(header.length)))
         guard let fields = Fields(payload: payload) else {
             closeAll()
@@ -345,7 +400,10 @@ public final class DaemonServer: @unchecked Sendable {
         }
         let serial = client.serial
         let context = RequestContext(uid: client.uid, clients: clientCount.load(ordering: .relaxed),
-                                     clientsServed: clientsServed.load(ordering: .relaxed), socket: socket.path)
+                                     clientsServed: clientsServed.load(ordering: .relaxed), socket: socket.path,
+                                     subscribers: subscriberCount.load(ordering: .relaxed),
+                                     noticesSent: noticesSent.load(ordering: .relaxed),
+                                     noticesDropped: noticesDropped.load(ordering: .relaxed))
         client.pending += 1
         if file != nil { filesInHand += 1 }
         // A file is read and decoded on the loader, so that a slow one never holds a status.
@@ -355,8 +413,7 @@ public final class DaemonServer: @unchecked Sendable {
                 ?? Frame.encode(type: ReplyKind.error.rawValue, id: id, payload: Array("the reply is too long for a frame".utf8))!
             if replyKind == .error { errorsSent.wrappingAdd(1, ordering: .relaxed) }
             finished.withLock { $0.append((serial, frame, file != nil)) }
-            var one: UInt64 = 1
-            _ = write(wake, &one, 8)
+            wakeUp()
         }
     }
 
@@ -373,6 +430,27 @@ public final class DaemonServer: @unchecked Sendable {
             client.pending -= 1
             enqueue(client, frame)
         }
+        let made = notices.withLock { list -> [[UInt8]] in
+            defer { list.removeAll() }
+            return list
+        }
+        for payload in made {
+            for client in Array(subscribers.values) { push(payload, to: client) }
+        }
+    }
+
+    /// Queues a notice for a subscriber, or drops it (counted) while the subscriber's outbox is at
+    /// the bound at which its requests are no longer read: a subscriber that does not read is
+    /// never closed for it, and never holds more.
+    private func push(_ payload: [UInt8], to client: Client) {
+        guard let id = client.noticesID, clients[client.fd] === client else { return }
+        guard client.outbox.count < Self.outboxLimit, client.outboxBytes < limits.outgoingBytesPerClient / 2,
+              let frame = Frame.encode(type: ReplyKind.notice.rawValue, id: id, payload: payload) else {
+            noticesDropped.wrappingAdd(1, ordering: .relaxed)
+            return
+        }
+        noticesSent.wrappingAdd(1, ordering: .relaxed)
+        queue(client, frame)
     }
 
     private func reply(_ client: Client, id: UInt32, _ kind: ReplyKind, _ text: String) {
@@ -387,16 +465,21 @@ public final class DaemonServer: @unchecked Sendable {
     }
 
     private func enqueue(_ client: Client, _ frame: [UInt8]) {
-        client.outbox.append(frame)
-        client.outboxBytes += frame.count
-        if client.unreadSince == nil { client.unreadSince = DaemonStatus.now() }
-        flush(client)
+        queue(client, frame)
         // Replies still pile up past the limit (the worker's answers to what it took): a
         // client that will not read them is closed.
         if client.outboxBytes > limits.outgoingBytesPerClient, clients[client.fd] === client {
             clientsClosed.wrappingAdd(1, ordering: .relaxed)
             drop(client)
         }
+    }
+
+    /// Puts a frame in the client's outbox and sends what its socket takes now.
+    private func queue(_ client: Client, _ frame: [UInt8]) {
+        client.outbox.append(frame)
+        client.outboxBytes += frame.count
+        if client.unreadSince == nil { client.unreadSince = DaemonStatus.now() }
+        flush(client)
     }
 
     /// Sends what the client's socket takes now; the rest waits for POLLOUT.
@@ -428,10 +511,18 @@ public struct RequestContext: Sendable {
     public var clients: Int
     public var clientsServed: Int
     public var socket: String?
-    public init(uid: uid_t = geteuid(), clients: Int = 0, clientsServed: Int = 0, socket: String? = nil) {
+    /// Connections subscribed to notices, and the notices sent to them and dropped.
+    public var subscribers: Int?
+    public var noticesSent: Int?
+    public var noticesDropped: Int?
+    public init(uid: uid_t = geteuid(), clients: Int = 0, clientsServed: Int = 0, socket: String? = nil,
+                subscribers: Int? = nil, noticesSent: Int? = nil, noticesDropped: Int? = nil) {
         self.uid = uid
         self.clients = clients
         self.clientsServed = clientsServed
         self.socket = socket
+        self.subscribers = subscribers
+        self.noticesSent = noticesSent
+        self.noticesDropped = noticesDropped
     }
 }

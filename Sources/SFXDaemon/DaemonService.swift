@@ -46,11 +46,37 @@ public final class DaemonService: Sendable {
     /// Banks loaded with `loadBank` (`sfx serve --bank`).
     let banks = DaemonBanks()
 
+    /// Who hears of every alert the engine makes (the server, for its `notices` subscribers).
+    private let noticeHandler = Mutex<(@Sendable (AlertNotice) -> Void)?>(nil)
+
     public init(engine: SoundEngine, configurationURL: URL?, hapticBackend: String, limits: DaemonLimits = DaemonLimits()) {
         self.engine = engine
         self.configurationURL = configurationURL
         self.hapticBackend = hapticBackend
         self.limits = limits
+        // Every alert of the engine, whichever client asked (and any other), on its delivery
+        // thread; a handler set before is still called (setting the engine's `onAlert` later
+        // would replace this hook, and the subscribers would hear nothing).
+        let earlier = engine.onAlert
+        engine.onAlert = { [weak self] notice in
+            earlier?(notice)
+            self?.noticeHandler.withLock { $0 }?(notice)
+        }
+    }
+
+    /// Calls `handler` for every alert notice of the engine, on the engine's delivery thread (nil:
+    /// no longer). `DaemonServer` sets it to push the notices to its subscribers.
+    public func onNotice(_ handler: (@Sendable (AlertNotice) -> Void)?) {
+        noticeHandler.withLock { $0 = handler }
+    }
+
+    /// The fields that tell an alert's notice, in the alert's reply and in each `notice` pushed to
+    /// a subscriber: `caption=` (the alert's words), `sound=` (its name), `reached=` (heard,
+    /// felt, flashed comma-joined, or none), `flashed=`, `quiet=` (held to its caption by the
+    /// do-not-disturb window) and `notice=` (all of it in one line).
+    public static func fields(of notice: AlertNotice) -> [String: String] {
+        ["caption": notice.caption, "sound": notice.sound, "reached": notice.reached,
+         "flashed": "\(notice.flashed)", "quiet": "\(notice.quiet)", "notice": notice.description]
     }
 
     /// Loads every system sound of the theme, then the configured custom sounds. Returns the
@@ -127,6 +153,8 @@ public final class DaemonService: Sendable {
                 }
                 return (.ok, [])
             case .load: return try load(fields, file: file, uid: context.uid)
+            case .notices:
+                throw RequestError("a notices request is answered by the daemon's serving loop (DaemonServer), which keeps the connection; send it to sfx serve")
             case .status:
                 var status = DaemonStatus(engine: engine, daemon: true, systemSoundsLoaded: systemCount.load(ordering: .relaxed),
                                           customSounds: named.withLock { Array($0.keys) }, hapticBackend: hapticBackend,
@@ -135,6 +163,9 @@ public final class DaemonService: Sendable {
                 status.loadsServed = loadsServed.load(ordering: .relaxed)
                 status.clientsServed = context.clientsServed
                 status.customSoundBytes = holdings.withLock { $0.bytes(of: nil) }
+                status.subscribers = context.subscribers
+                status.noticesSent = context.noticesSent
+                status.noticesDropped = context.noticesDropped
                 let data = (try? JSONEncoder().encode(status)) ?? Data()
                 return (.ok, Array(data))
             }
@@ -199,11 +230,7 @@ public final class DaemonService: Sendable {
         var reply = ["played": "\(result.played)", "vibrated": "\(result.vibrated)",
                      "noticed": "\(result.wasNoticed)", "result": result.description]
         // The caption channel for the client (and its person): what the alert says and what reached them.
-        if let notice = result.notice {
-            reply["flashed"] = "\(notice.flashed)"
-            reply["caption"] = notice.caption
-            reply["notice"] = notice.description
-        }
+        if let notice = result.notice { reply.merge(Self.fields(of: notice)) { $1 } }
         return (.ok, Fields(reply).payload)
     }
 

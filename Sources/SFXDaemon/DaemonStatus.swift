@@ -38,6 +38,12 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     public var clientsServed: Int?
     /// Decoded bytes of the sounds clients loaded or are playing from a file.
     public var customSoundBytes: Int?
+    /// Connections subscribed to alert notices (`notices`, `sfx alert --follow`) now, and since
+    /// the start the notices handed to them and those dropped for a subscriber that did not
+    /// read (its replies past the bound); nil in-process and from an older daemon.
+    public var subscribers: Int?
+    public var noticesSent: Int?
+    public var noticesDropped: Int?
     /// What renders positional plays: "off" (panned), or the HRTF set (`metrics.hrtf`). Absent
     /// from a daemon older than positional plays.
     public var hrtf: String?
@@ -86,6 +92,9 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
             lines.append("daemon: running (pid \(pid.map(String.init) ?? "?"), \(socket ?? "?"), up \(Self.duration(uptimeSeconds ?? 0)), \(clients ?? 0) clients)")
             if let playsServed, let loadsServed, let clientsServed {
                 lines.append("served: \(playsServed) plays, \(loadsServed) loads, \(clientsServed) clients")
+            }
+            if let subscribers, let noticesSent, let noticesDropped, subscribers + noticesSent + noticesDropped > 0 {
+                lines.append("alert notices: \(subscribers) \(subscribers == 1 ? "subscriber" : "subscribers"), \(noticesSent) sent, \(noticesDropped) dropped (unread)")
             }
         } else {
             lines.append("daemon: not running (this engine was opened in-process to look)")

@@ -7,11 +7,16 @@ public enum RequestKind: UInt8, Sendable, CaseIterable {
     case filter = 8
     /// An effect bus's reverb or echo (`bus=`, `effect=`…; docs/PROTOCOL.md).
     case effect = 9
+    /// Every alert notice of the daemon's engine from now on, pushed to this connection as
+    /// `notice` frames with this request's id (docs/PROTOCOL.md).
+    case notices = 10
 
     public var name: String { String(describing: self) }
 
     /// Answered at once on the serving thread, never waiting on the worker: a play of a sound
-    /// already loaded, a stop, a group's filter (the client gives these its short wait).
+    /// already loaded, a stop, a group's filter (the client gives these its short wait, then
+    /// runs in-process). A `notices` request is answered at once too, by the serving loop
+    /// itself, but has nothing to fall back to: the client gives it the long wait.
     public func isQuick(hasFile: Bool) -> Bool {
         switch self {
         case .play: !hasFile
@@ -21,7 +26,8 @@ public enum RequestKind: UInt8, Sendable, CaseIterable {
     }
 }
 
-/// How the daemon answers: every request gets exactly one reply with the request's id.
+/// How the daemon answers: every request gets exactly one reply with the request's id; a
+/// connection that asked for notices also gets a `notice` for every alert.
 public enum ReplyKind: UInt8, Sendable {
     /// Done; the payload may carry the result (`key=value` lines, or JSON for status and mute).
     case ok = 0x80
@@ -29,6 +35,9 @@ public enum ReplyKind: UInt8, Sendable {
     case id = 0x81
     /// Not done: the payload is one line naming what and the fix.
     case error = 0x82
+    /// Unsolicited, after the ok to a `notices` request and with its id: an alert the daemon's
+    /// engine made, from any client (`caption=`, `sound=`, `reached=`, `quiet=`, `notice=`…).
+    case notice = 0x83
 }
 
 /// A frame's fields as `key=value` lines: the payload of requests and of most replies.

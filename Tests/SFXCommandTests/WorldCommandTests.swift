@@ -149,13 +149,13 @@ final class WorldCommandTests: CommandTestCase {
     }
 
     /// The new options are completed (bash and zsh), and sfx.1 and docs/cli.md describe them;
-    /// every option of play, render and serve is in sfx.1.
+    /// every option of play, render, serve and alert is in sfx.1.
     func testCompletionsAndTheManualKnowTheNewOptions() throws {
         let bash = try sfx("completion", "bash").stdout
         let zsh = try sfx("completion", "zsh").stdout
         let added = ["play": ["--at", "--lowpass", "--highpass", "--bandpass", "--q", "--reverb", "--hrtf"],
                      "render": ["--at-position", "--lowpass", "--highpass", "--bandpass", "--q", "--reverb", "--hrtf", "--seconds"],
-                     "serve": ["--hrtf"]]
+                     "serve": ["--hrtf"], "alert": ["--follow"]]
         for (command, options) in added {
             let bashCase = bash.components(separatedBy: "\n        \(command))\n")[1].components(separatedBy: "\n            ;;\n")[0]
             let zshCase = zsh.components(separatedBy: "\n        \(command))\n")[1].components(separatedBy: "\n            ;;\n")[0]
@@ -171,7 +171,7 @@ final class WorldCommandTests: CommandTestCase {
         for options in added.values {
             for option in options { XCTAssertTrue(cli.contains(option + " ") || cli.contains(option + "`"), "docs/cli.md: \(option)") }
         }
-        for command in ["play", "render", "serve"] {
+        for command in ["play", "render", "serve", "alert"] {
             let help = try sfx(command, "--help").stdout
             let lines = help.components(separatedBy: "OPTIONS:\n")[1].components(separatedBy: "\n\n")[0].split(separator: "\n")
             for line in lines {

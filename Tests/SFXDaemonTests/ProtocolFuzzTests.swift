@@ -39,8 +39,8 @@ final class ProtocolFuzzTests: DaemonTestCase {
             try send(header(length: UInt32.random(in: 65_525...UInt32.max, using: &generator)) + body, "huge length")
             // Wrong versions.
             try send(header(version: UInt8.random(in: 2...255, using: &generator), length: UInt32(body.count)) + body, "wrong version")
-            // Unknown types (requests are 1–9 since the filter and effect requests).
-            try send(header(type: UInt8.random(in: 10...255, using: &generator), length: UInt32(body.count)) + body, "unknown type")
+            // Unknown types (requests are 1–10 since the notices request).
+            try send(header(type: UInt8.random(in: 11...255, using: &generator), length: UInt32(body.count)) + body, "unknown type")
             // A filter or an effect request with a play's fields: no filter, no bus, an error too.
             try send(header(type: UInt8.random(in: 8...9, using: &generator), length: UInt32(body.count)) + body, "filter or effect without its fields")
             // A valid frame whose payload is not key=value text.

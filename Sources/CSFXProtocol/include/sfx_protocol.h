@@ -6,7 +6,7 @@
 //
 //   offset 0  'S' 'X'        magic
 //          2  version        SFX_PROTOCOL_VERSION
-//          3  type           a request (1–9) or a reply (0x80–0x82)
+//          3  type           a request (1–10) or a reply (0x80–0x83)
 //          4  id             u32 little-endian, chosen by the client, echoed by the reply
 //          8  length         u32 little-endian, ≤ SFX_FRAME_MAX_PAYLOAD, = the bytes that follow
 //
@@ -33,9 +33,12 @@ enum sfx_message_type {
     SFX_REQUEST_STATUS = 7,
     SFX_REQUEST_FILTER = 8,
     SFX_REQUEST_EFFECT = 9,
+    SFX_REQUEST_NOTICES = 10,
     SFX_REPLY_OK = 0x80,
     SFX_REPLY_ID = 0x81,
     SFX_REPLY_ERROR = 0x82,
+    /// Pushed after the ok to SFX_REQUEST_NOTICES, with its id: one alert the daemon made.
+    SFX_REPLY_NOTICE = 0x83,
 };
 
 /// Why a frame was refused by `sfx_frame_decode`.
