@@ -13,6 +13,13 @@ import SFXCardSupport
 /// machine's load drifts over a minute (here, other builds on the same two cores), and runs in
 /// three blocks put the drift between the rows, which are compared as ratios.
 ///
+/// After them, each client runs again under `/usr/bin/time` for its peak resident memory
+/// ("Maximum resident set size" of `time -v`, the kernel's ru_maxrss). Not in the timed runs:
+/// time's own fork adds to the exec; and not from this process: a child spawned by a large
+/// process and exec'd inherits that process's high-water mark in ru_maxrss (Linux keeps the
+/// larger of the old and new images), where time's is a fraction of an MB. The daemon's
+/// memory while it waits idle is its `VmRSS` in /proc, read before the runs and after.
+///
 /// Every client loads the card's plugin when it opens the card, inside the time measured, as a
 /// client of a real card loads nothing beyond alsa-lib's `hw`. So the plugin is C and links
 /// alsa-lib and the C library alone (PluginLinkTests): when it linked the Swift runtime,
@@ -25,6 +32,15 @@ enum ExecLatency {
         var runs: Int
         var matched: Int
         var milliseconds: Distribution
+        /// Peak resident memory of each run, MB (10⁶ bytes); nil in runs saved before it.
+        var peakMegabytes: Distribution?
+    }
+
+    /// `sfx serve`'s resident memory while idle on the card, MB: after it started (its sounds
+    /// loaded, no client yet) and after every run of the front was served.
+    struct Serve: Codable {
+        var startedMegabytes: Double
+        var afterRunsMegabytes: Double
     }
 
     static let period = 128
@@ -36,15 +52,20 @@ enum ExecLatency {
         let command: String
         let executable: URL
         let card: CardRun
+        let arguments: [String]
+        let environment: [String: String]
         let argv: [UnsafeMutablePointer<CChar>?]
         let envp: [UnsafeMutablePointer<CChar>?]
         var triggers: [UInt64] = []
+        var peaks: [Double] = []
 
         init(name: String, command: String? = nil, executable: URL, arguments: [String], environment: [String: String], card: CardRun) {
             self.name = name
             self.command = command ?? ([executable.lastPathComponent] + arguments).joined(separator: " ")
             self.executable = executable
             self.card = card
+            self.arguments = arguments
+            self.environment = environment
             argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
             envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         }
@@ -58,7 +79,7 @@ enum ExecLatency {
             get throws {
                 let matched = Latency.match(triggers: triggers, onsets: try card.log().onsets)
                 return Row(client: name, command: command, runs: triggers.count, matched: matched.milliseconds.count,
-                           milliseconds: Distribution(matched.milliseconds))
+                           milliseconds: Distribution(matched.milliseconds), peakMegabytes: Distribution(peaks))
             }
         }
     }
@@ -67,6 +88,10 @@ enum ExecLatency {
     /// measured without the daemon beside this one, taking turns with the rest: a before/after
     /// comparison in one run (`sfx-bench --exec N --against PATH`).
     static func measure(count: Int, scratch: URL, against: URL? = nil) throws -> [Row] {
+        try measureWithServe(count: count, scratch: scratch, against: against).rows
+    }
+
+    static func measureWithServe(count: Int, scratch: URL, against: URL? = nil) throws -> (rows: [Row], serve: Serve?) {
         let bin = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
             .deletingLastPathComponent()
         let front = bin.appending(path: "sfx-front"), program = bin.appending(path: "sfx")
@@ -89,6 +114,7 @@ enum ExecLatency {
         daemonEnvironment["SFX_DAEMON_TRIED"] = nil
         daemonEnvironment["SFX_SOCKET"] = nil
         let daemon = try startDaemon(program: program, setting: setting, environment: daemonEnvironment, runtime: runtime)
+        let servedIdle = residentMegabytes(of: daemon.processIdentifier)
         defer {
             daemon.terminate()
             daemon.waitUntilExit()
@@ -135,9 +161,26 @@ enum ExecLatency {
                 Meter.sleep(seconds: 0.15)
             }
         }
+        for _ in 0..<max(3, count / 3) {
+            for client in clients {
+                client.peaks.append(try peakMegabytes(client))
+                Meter.sleep(seconds: 0.15)
+            }
+        }
+        Meter.sleep(seconds: 0.5)
+        let servedAfter = residentMegabytes(of: daemon.processIdentifier)
         daemon.terminate()
         daemon.waitUntilExit()
-        return try clients.map { try $0.row }
+        let serve = servedIdle.flatMap { idle in servedAfter.map { Serve(startedMegabytes: idle, afterRunsMegabytes: $0) } }
+        return (try clients.map { try $0.row }, serve)
+    }
+
+    /// A process's resident memory now (`VmRSS` in /proc/PID/status), MB.
+    static func residentMegabytes(of pid: Int32) -> Double? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Double($0) }) else { return nil }
+        return kilobytes * 1024 / 1e6
     }
 
     /// `sfx serve` on its card; returns once its socket is there.
@@ -163,6 +206,28 @@ enum ExecLatency {
         return daemon
     }
 
+    /// One run of `client` under /usr/bin/time: its peak resident memory, MB.
+    private static func peakMegabytes(_ client: Client) throws -> Double {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/time") else {
+            throw BenchError("/usr/bin/time is missing; install Debian's time package (Bench/run does)")
+        }
+        let output = FileManager.default.temporaryDirectory.appending(path: "sfx-bench-time-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let time = Process()
+        time.executableURL = URL(filePath: "/usr/bin/time")
+        time.arguments = ["-f", "%M", "-o", output.path, client.executable.path] + client.arguments
+        time.environment = client.environment
+        time.standardOutput = FileHandle.nullDevice
+        time.standardError = FileHandle.nullDevice
+        try time.run()
+        time.waitUntilExit()
+        guard time.terminationStatus == 0, let text = try? String(contentsOf: output, encoding: .utf8),
+              let kilobytes = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw BenchError("/usr/bin/time \(client.command) failed (\(time.terminationStatus)); run it by hand to see why")
+        }
+        return kilobytes * 1024 / 1e6
+    }
+
     /// Starts one run of `client` and waits for it; returns the time just before the spawn.
     private static func spawn(_ client: Client, actions: inout posix_spawn_file_actions_t) throws -> UInt64 {
         var pid: pid_t = 0
@@ -184,11 +249,15 @@ extension BenchReport {
         guard !exec.isEmpty else { return [] }
         var lines = ["", "## Exec → DAC of `sfx play tock` (ms)", "",
                      "From just before posix_spawn to the tock's first frame at the card's DAC; each run a new process, one at a time; \(ExecLatency.period) × \(ExecLatency.periods) frames.", "",
-                     "| client | runs | matched | p50 | p95 | max | p50 ÷ aplay |", "|---|---:|---:|---:|---:|---:|---:|"]
-        let aplay = exec.first { $0.client == "aplay" }?.milliseconds.p50
+                     "| client | runs | matched | p50 | p95 | max | p50 ÷ aplay | p95 ÷ aplay | peak RSS MB (median) | ÷ aplay |",
+                     "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        let aplay = exec.first { $0.client == "aplay" }
         for row in exec {
-            let versus = aplay.map { format(row.milliseconds.p50 / $0, digits: 2) } ?? ""
-            lines.append("| \(row.client) | \(row.runs) | \(row.matched) | \(format(row.milliseconds.p50)) | \(format(row.milliseconds.p95)) | \(format(row.milliseconds.max)) | \(versus) |")
+            let versus = aplay.map { format(row.milliseconds.p50 / $0.milliseconds.p50, digits: 2) } ?? ""
+            let versus95 = aplay.map { format(row.milliseconds.p95 / $0.milliseconds.p95, digits: 2) } ?? ""
+            let peak = row.peakMegabytes.map { format($0.p50, digits: 1) } ?? ""
+            let peakVersus = row.peakMegabytes.flatMap { own in aplay?.peakMegabytes.map { format(own.p50 / $0.p50, digits: 2) } } ?? ""
+            lines.append("| \(row.client) | \(row.runs) | \(row.matched) | \(format(row.milliseconds.p50)) | \(format(row.milliseconds.p95)) | \(format(row.milliseconds.max)) | \(versus) | \(versus95) | \(peak) | \(peakVersus) |")
         }
         lines += ["", "Commands: " + exec.map { "`\($0.command)`" }.joined(separator: "; ") + "."]
         return lines

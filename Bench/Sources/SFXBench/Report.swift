@@ -52,6 +52,8 @@ struct BenchReport: Codable {
     var underLoad: [LoadRow] = []
     /// Exec → DAC of `sfx play tock` with and without the daemon, and aplay (ExecLatency.swift).
     var exec: [ExecLatency.Row] = []
+    /// Sizes on disk and the daemon's idle memory (Footprint.swift); nil in runs saved before it.
+    var footprint: Footprint.Result?
     /// Sound in a game world: CPU per extra voice, sfx's Mixer beside OpenAL Soft (World.swift);
     /// nil in runs saved before it.
     var world: World.Result?
@@ -215,6 +217,7 @@ struct BenchReport: Codable {
                               figures: "\(sfx.xruns) vs \(base.xruns) in \(format(sfx.seconds, digits: 0)) s",
                               verdict: .holds(sfx.xruns <= base.xruns)))
         }
+        goals += footprintGoals()
         return goals
     }
 

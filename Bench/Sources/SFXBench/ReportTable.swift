@@ -13,7 +13,7 @@ extension BenchReport {
             "Command: `\(machine.command)`",
             "Card: sfx virtual card (`sfxcard`, behind ALSA plug), 48 kHz stereo; period/buffer in frames as the card's hw_params logged them.",
         ]
-        lines += latencyLines() + execLines() + stableLines() + cpuLines()
+        lines += latencyLines() + execLines() + footprintLines() + stableLines() + cpuLines()
         if let world { lines += World.lines(world) }
         if let schedule { lines += Schedule.lines(schedule) }
         if let events { lines += EventCost.lines(events) }

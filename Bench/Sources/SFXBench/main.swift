@@ -47,7 +47,9 @@ func runBenchmark(_ options: BenchOptions) throws -> BenchReport {
     }
 
     stage("exec → DAC of sfx play tock, with and without the daemon, and aplay")
-    report.exec = try ExecLatency.measure(count: options.quick ? 10 : 60, scratch: scratch)
+    let (exec, serve) = try ExecLatency.measureWithServe(count: options.quick ? 10 : 60, scratch: scratch)
+    report.exec = exec
+    report.footprint = try Footprint.measure(serve: serve, scratch: scratch)
 
     let cpu = try Cost.cpuWindows(options: options, scratch: scratch, progress: stage)
     report.cpu = cpu.rows
@@ -197,10 +199,16 @@ do {
             against = URL(filePath: arguments[index + 1])
         }
         var report = BenchReport(machine: .current(command: "sfx-bench --exec \(arguments.joined(separator: " "))"), quick: false)
-        let measured = Result { try ExecLatency.measure(count: count, scratch: scratch, against: against) }
+        let measured = Result { () throws -> ([ExecLatency.Row], Footprint.Result) in
+            let (rows, serve) = try ExecLatency.measureWithServe(count: count, scratch: scratch, against: against)
+            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+            return (rows, try Footprint.measure(serve: serve, scratch: scratch))
+        }
         try? FileManager.default.removeItem(at: scratch)
-        report.exec = try measured.get()
-        print(report.execLines().joined(separator: "\n"))
+        (report.exec, report.footprint) = try measured.get()
+        print((report.execLines() + report.footprintLines()).joined(separator: "\n"))
+        print("")
+        for goal in report.footprintGoals() { print("- \(goal.goal): \(goal.figures) — \(goal.verdict.rawValue)") }
         exit(0)
     }
     let options = try BenchOptions(arguments: CommandLine.arguments)
