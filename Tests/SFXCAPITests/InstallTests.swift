@@ -99,7 +99,7 @@ final class InstallTests: XCTestCase {
             let trimmed = name.drop { $0 == "*" }
             return trimmed.hasPrefix("sfx_") ? String(trimmed) : nil
         })
-        XCTAssertEqual(declared.count, 54, "\(declared.sorted())")
+        XCTAssertEqual(declared.count, 55, "\(declared.sorted())")
         let exported = try ELFFile(URL(filePath: prefix + "/lib/libsfx.so.0")).exportedSymbols()
         XCTAssertEqual(exported, declared.union(["mpg123_new"]))
     }
@@ -116,7 +116,7 @@ final class InstallTests: XCTestCase {
                 XCTAssertTrue(index + 1 < lines.count && lines[index + 1].hasPrefix("public func "), "\(name): \(line) is not followed by a public func")
             }
         }
-        XCTAssertEqual(exports, 50)     // sfx.h's 54 functions, 4 of which are written in C
+        X
     }
 
     func testUsageErrors() throws {
