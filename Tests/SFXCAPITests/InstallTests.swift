@@ -116,7 +116,7 @@ final class InstallTests: XCTestCase {
                 XCTAssertTrue(index + 1 < lines.count && lines[index + 1].hasPrefix("public func "), "\(name): \(line) is not followed by a public func")
             }
         }
-        X
+        XCTAssertEqual(exports, 51)     // sfx.h's 55 functions, 4 of which are written in C
     }
 
     func testUsageErrors() throws {
