@@ -132,12 +132,12 @@ let package = Package(
                 swiftSettings: curlOnDemand),
 
         // 4. Device.
-        .target(name: "SFXDevice", dependencies: ["SFXCore", "CALSA", "CSFXALSA", "CSFXPulse", "CSFXUdev"]),
+        .target(name: "SFXDevice", dependencies: ["SFXCore", "SFXSystem", "CALSA", "CSFXALSA", "CSFXPulse", "CSFXUdev"]),
 
         // 5. Haptics.
         .systemLibrary(name: "CGPIOD", providers: [.apt(["libgpiod-dev"])]),   // headers only: see CSoxr
         .target(name: "CSFXHaptics", dependencies: ["CSFXOnDemand"]),
-        .target(name: "SFXHaptics", dependencies: ["CSFXHaptics", "CGPIOD", "CSFXSystem"]),
+        .target(name: "SFXHaptics", dependencies: ["CSFXHaptics", "CGPIOD", "CSFXSystem", "SFXSystem"]),
 
         // 6. Engine. SFXPlayback: the engine, its sound library and alerts, the output thread;
         // SFXRecording: the recorder, its capture loop, meters and upload (over SFXPlayback, for the
@@ -148,7 +148,7 @@ let package = Package(
                 swiftSettings: curlOnDemand),
         .target(name: "SFXRecording", dependencies: ["SFXPlayback", "SFXCore", "SFXMedia", "SFXDevice", "CSFXSystem", "SFXSystem", "CSFXVoice", "SFXCardSupport"],
                 swiftSettings: curlOnDemand),
-        .target(name: "SFX", dependencies: ["SFXPlayback", "SFXRecording"], swiftSettings: curlOnDemand),
+        .target(name: "SFX", dependencies: ["SFXPlayback", "SFXRecording", "SFXSystem"], swiftSettings: curlOnDemand),
 
         // 7. Front ends. The C API: sfx.h and what needs no engine in C, the rest in Swift
         // (@_cdecl). The SONAME flag is SFXC's alone: no other product links SFXC.
@@ -158,13 +158,13 @@ let package = Package(
         // the command: a C game ships libsfx.so without a Swift toolchain beside it, and another
         // Swift library in the same process keeps its own runtime. `-z nodelete`: dlclose leaves
         // it loaded, since that runtime's threads (Dispatch's workers) outlive any engine.
-        .target(name: "SFXC", dependencies: ["SFX", "CSFXAPI"], exclude: ["libsfx.map"],
+        .target(name: "SFXC", dependencies: ["SFX", "CSFXAPI", "SFXSystem"], exclude: ["libsfx.map"],
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libsfx.so.0", "-Xlinker", "-z", "-Xlinker", "nodelete",
                                                "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/SFXC/libsfx.map"]
                                               + staticSwiftRuntime)]),
         // The daemon (`sfx serve`): its wire protocol in C (shared with the front), server and client.
         .target(name: "CSFXProtocol"),
-        .target(name: "SFXDaemon", dependencies: ["SFX", "CSFXProtocol", "CSFXSystem"], swiftSettings: curlOnDemand),
+        .target(name: "SFXDaemon", dependencies: ["SFX", "CSFXProtocol", "CSFXSystem", "SFXSystem"], swiftSettings: curlOnDemand),
         // The front (bin/sfx, a C program) is the first thing every `sfx` command runs: the Swift
         // runtime swiftc links into every product (libswiftCore.so and libstdc++) made up most of
         // its round trip to the daemon (2.5 ms; 1.1 ms without, `perf stat -r 30 sfx-front play
@@ -181,7 +181,7 @@ let package = Package(
         // 12): 15 KB read at start instead of 1.9 MB, about 0.2 ms. The C++ runtime the Swift
         // runtime needs comes from its archives too (libstdc++.a through Sources/SFXCommand/link,
         // -static-libgcc): loading and relocating libstdc++.so.6 took about 0.5 ms of every start.
-        .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport", "SFXDaemon"], exclude: ["link"], swiftSettings: curlOnDemand,
+        .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport", "SFXDaemon", "SFXSystem"], exclude: ["link"], swiftSettings: curlOnDemand,
                           linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"] + staticSwiftRuntime)]),
         .executableTarget(name: "SFXMakeSounds", dependencies: ["SFXSoundDesign"]),
         // The voice-message flow as a program (Examples/VoiceMessage): record with a prompt, meter

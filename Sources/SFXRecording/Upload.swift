@@ -576,3 +576,34 @@ private final class TransferDelegate: NSObject, URLSessionDataDelegate, @uncheck
         ended?(data, task.response, error)
     }
 }
+
+// URLSession's errors as TransferFailure (until uploads run over CSFXCurl too).
+extension TransferFailure {
+    public init(_ error: any Error) {
+        let error = error as NSError
+        let text = error.localizedDescription
+        switch error.code {
+        case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed:
+            self = .hostNotFound
+        case NSURLErrorSecureConnectionFailed, NSURLErrorServerCertificateUntrusted, NSURLErrorServerCertificateHasBadDate,
+             NSURLErrorServerCertificateHasUnknownRoot, NSURLErrorServerCertificateNotYetValid,
+             NSURLErrorClientCertificateRejected, NSURLErrorClientCertificateRequired:
+            self = .tls(text)
+        case NSURLErrorTimedOut:
+            self = .timedOut
+        case NSURLErrorNetworkConnectionLost:
+            self = .dropped
+        case NSURLErrorCannotConnectToHost:
+            self = .refused
+        default:
+            let lower = text.lowercased()
+            if lower.contains("out of memory") || lower.contains("bytes header") || lower.contains("header too large") {
+                self = .headerTooLarge
+            } else if lower.contains("ssl") || lower.contains("certificate") {
+                self = .tls(text)
+            } else {
+                self = .other(text.isEmpty ? "error \(error.code) in \(error.domain)" : text)
+            }
+        }
+    }
+}
