@@ -235,6 +235,7 @@ public final class HTTPDownload: @unchecked Sendable {
                 }
             case Int32(SFX_CURL_HEADER_TOO_LARGE): fail(.headerTooLarge)
             case Int32(SFX_CURL_REDIRECTS): fail(.failed("more than 10 redirects (\(detail)); check the URL"))
+            case Int32(SFX_CURL_UNAVAILABLE): fail(.unsupported(detail))
             default: fail(.failed(detail))
             }
         }
