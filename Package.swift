@@ -146,7 +146,7 @@ let package = Package(
         // command import.
         .target(name: "SFXPlayback", dependencies: ["SFXCore", "SFXMedia", "SFXSoundDesign", "SFXDevice", "SFXHaptics", "CSFXSystem", "SFXSystem"],
                 swiftSettings: curlOnDemand),
-        .target(name: "SFXRecording", dependencies: ["SFXPlayback", "SFXCore", "SFXMedia", "SFXDevice", "CSFXSystem", "SFXSystem", "CSFXVoice", "SFXCardSupport"],
+        .target(name: "SFXRecording", dependencies: ["SFXPlayback", "SFXCore", "SFXMedia", "SFXDevice", "CSFXCurl", "CSFXSystem", "SFXSystem", "CSFXVoice", "SFXCardSupport"],
                 swiftSettings: curlOnDemand),
         .target(name: "SFX", dependencies: ["SFXPlayback", "SFXRecording"], swiftSettings: curlOnDemand),
 

@@ -1,8 +1,5 @@
 import CSFXCurl
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Synchronization
 
 /// An HTTP(S) download kept in a private unnamed file as it arrives, which readers can decode
@@ -11,8 +8,9 @@ import Synchronization
 /// The transfer is libcurl's (CSFXCurl's `sfx_curl_download`) on a thread of its own, and each
 /// piece of the body goes from libcurl's receive buffer straight into the file: nothing queues
 /// in memory, so a body that arrives faster than the disk takes it waits in the socket, and
-/// memory stays at a few buffers whatever the body. (URLSession's delegate queue held every
-/// piece not yet written: an endless body on loopback grew it by 20 MB a second.)
+/// memory stays at a few buffers whatever the body. (A queue between the transfer and the file
+/// would hold every piece not yet written: URLSession's delegate queue, used before, grew by
+/// 20 MB a second with an endless body on loopback.)
 ///
 /// The file is made with O_TMPFILE (no name anyone could open or plant a link at, mode 0600)
 /// in the temporary directory, and disappears with the last descriptor. The body may be at most
@@ -88,18 +86,6 @@ public final class HTTPDownload: @unchecked Sendable {
     /// A reader's own view of the bytes, from the start.
     public func bytes() -> any ByteSource { Bytes(self) }
 
-    static func classify(_ error: NSError, stallTimeout: Double) -> DownloadError.Reason {
-        switch TransferFailure(error) {
-        case .hostNotFound: return .hostNotFound
-        case .refused: return .refused
-        case .tls(let detail): return .tls(detail)
-        case .timedOut: return .stalled(seconds: stallTimeout)
-        case .dropped: return .dropped
-        case .headerTooLarge: return .headerTooLarge
-        case .other(let detail): return .failed(detail)
-        }
-    }
-
     /// An unnamed 0600 file in $TMPDIR (else /tmp), and that directory.
     private static func privateFile(url: URL) throws -> (Int32, String) {
         let directory = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
@@ -165,7 +151,7 @@ public final class HTTPDownload: @unchecked Sendable {
 
         private func begin(status: Int, length: Int64) -> Bool {
             guard (200..<300).contains(status) else {
-                fail(.httpStatus(status, HTTPURLResponse.localizedString(forStatusCode: status)))
+                fail(.httpStatus(status, HTTPStatus.reasonPhrase(status)))
                 return false
             }
             if length > maximumBytes {
@@ -421,45 +407,37 @@ public struct DownloadError: Error, Sendable, Equatable, CustomStringConvertible
     }
 }
 
-/// What a failed URLSession transfer (FoundationNetworking over libcurl) means, from its error:
-/// what downloads and uploads both tell in their one line.
+/// What a failed transfer (libcurl's, through CSFXCurl) means, from its SFX_CURL_ kind: what
+/// downloads and uploads both tell in their one line.
 public enum TransferFailure: Sendable, Equatable {
     case hostNotFound
     case refused
     case tls(String)
-    /// Nothing sent or received for the request's timeout.
+    /// Nothing sent or received for the transfer's stall timeout.
     case timedOut
     case dropped
     /// A response header line over libcurl's limit (CURL_MAX_HTTP_HEADER, 100 KB), which
-    /// libcurl 7.x reports as CURLE_OUT_OF_MEMORY and FoundationNetworking as "Out of memory".
+    /// libcurl 7.x reports as CURLE_OUT_OF_MEMORY ("Out of memory").
     case headerTooLarge
+    /// More than 10 redirects.
+    case redirects(String)
+    /// libcurl.so.4 cannot be loaded: the line says what to install.
+    case unavailable(String)
     case other(String)
 
-    public init(_ error: any Error) {
-        let error = error as NSError
-        let text = error.localizedDescription
-        switch error.code {
-        case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed:
-            self = .hostNotFound
-        case NSURLErrorSecureConnectionFailed, NSURLErrorServerCertificateUntrusted, NSURLErrorServerCertificateHasBadDate,
-             NSURLErrorServerCertificateHasUnknownRoot, NSURLErrorServerCertificateNotYetValid,
-             NSURLErrorClientCertificateRejected, NSURLErrorClientCertificateRequired:
-            self = .tls(text)
-        case NSURLErrorTimedOut:
-            self = .timedOut
-        case NSURLErrorNetworkConnectionLost:
-            self = .dropped
-        case NSURLErrorCannotConnectToHost:
-            self = .refused
-        default:
-            let lower = text.lowercased()
-            if lower.contains("out of memory") || lower.contains("bytes header") || lower.contains("header too large") {
-                self = .headerTooLarge
-            } else if lower.contains("ssl") || lower.contains("certificate") {
-                self = .tls(text)
-            } else {
-                self = .other(text.isEmpty ? "error \(error.code) in \(error.domain)" : text)
-            }
+    /// The failure of a transfer that ended with `kind` (an SFX_CURL_ value other than OK,
+    /// ABORTED and READ) and libcurl's words `detail`.
+    public init(kind: Int32, detail: String) {
+        switch kind {
+        case Int32(SFX_CURL_HOST_NOT_FOUND): self = .hostNotFound
+        case Int32(SFX_CURL_REFUSED): self = .refused
+        case Int32(SFX_CURL_TLS): self = .tls(detail)
+        case Int32(SFX_CURL_TIMED_OUT): self = .timedOut
+        case Int32(SFX_CURL_DROPPED): self = .dropped
+        case Int32(SFX_CURL_HEADER_TOO_LARGE): self = .headerTooLarge
+        case Int32(SFX_CURL_REDIRECTS): self = .redirects(detail)
+        case Int32(SFX_CURL_UNAVAILABLE): self = .unavailable(detail)
+        default: self = .other(detail.isEmpty ? "libcurl failed (kind \(kind))" : detail)
         }
     }
 
