@@ -9,8 +9,8 @@ import Synchronization
 /// piece of the body goes from libcurl's receive buffer straight into the file: nothing queues
 /// in memory, so a body that arrives faster than the disk takes it waits in the socket, and
 /// memory stays at a few buffers whatever the body. (A queue between the transfer and the file
-/// would hold every piece not yet written: URLSession's delegate queue, used before, grew by
-/// 20 MB a second with an endless body on loopback.)
+/// would hold every piece not yet written: one did, and grew by 20 MB a second with an endless
+/// body on loopback.)
 ///
 /// The file is made with O_TMPFILE (no name anyone could open or plant a link at, mode 0600)
 /// in the temporary directory, and disappears with the last descriptor. The body may be at most
