@@ -11,8 +11,9 @@ import Synchronization
 /// The transfer is libcurl's (CSFXCurl's `sfx_curl_download`) on a thread of its own, and each
 /// piece of the body goes from libcurl's receive buffer straight into the file: nothing queues
 /// in memory, so a body that arrives faster than the disk takes it waits in the socket, and
-/// memory stays at a few buffers whatever the body. (URLSession's delegate queue held every
-/// piece not yet written: an endless body on loopback grew it by 20 MB a second.)
+/// memory stays at a few buffers whatever the body. (A queue between the transfer and the file
+/// would hold every piece not yet written: one did, and grew by 20 MB a second with an endless
+/// body on loopback.)
 ///
 /// The file is made with O_TMPFILE (no name anyone could open or plant a link at, mode 0600)
 /// in the temporary directory, and disappears with the last descriptor. The body may be at most
@@ -151,7 +152,7 @@ public final class HTTPDownload: @unchecked Sendable {
 
         private func begin(status: Int, length: Int64) -> Bool {
             guard (200..<300).contains(status) else {
-                fail(.httpStatus(status, HTTPStatus.reason(status)))
+                fail(.httpStatus(status, HTTPStatus.reasonPhrase(status)))
                 return false
             }
             if length > maximumBytes {
@@ -221,6 +222,7 @@ public final class HTTPDownload: @unchecked Sendable {
                 }
             case Int32(SFX_CURL_HEADER_TOO_LARGE): fail(.headerTooLarge)
             case Int32(SFX_CURL_REDIRECTS): fail(.failed("more than 10 redirects (\(detail)); check the URL"))
+            case Int32(SFX_CURL_UNAVAILABLE): fail(.unsupported(detail))
             default: fail(.failed(detail))
             }
         }
@@ -406,22 +408,27 @@ public struct DownloadError: Error, Sendable, Equatable, CustomStringConvertible
     }
 }
 
-/// What a failed transfer (libcurl through CSFXCurl) means: what downloads and uploads both tell
-/// in their one line.
+/// What a failed transfer (libcurl's, through CSFXCurl) means, from its SFX_CURL_ kind: what
+/// downloads and uploads both tell in their one line.
 public enum TransferFailure: Sendable, Equatable {
     case hostNotFound
     case refused
     case tls(String)
-    /// Nothing sent or received for the request's timeout.
+    /// Nothing sent or received for the transfer's stall timeout.
     case timedOut
     case dropped
     /// A response header line over libcurl's limit (CURL_MAX_HTTP_HEADER, 100 KB), which
     /// libcurl 7.x reports as CURLE_OUT_OF_MEMORY ("Out of memory").
     case headerTooLarge
+    /// More than 10 redirects.
+    case redirects(String)
+    /// libcurl.so.4 cannot be loaded: the line says what to install.
+    case unavailable(String)
     case other(String)
 
-    /// What an `SFX_CURL_` kind from CSFXCurl means, with libcurl's words.
-    public init(curlKind kind: Int32, detail: String) {
+    /// The failure of a transfer that ended with `kind` (an SFX_CURL_ value other than OK,
+    /// ABORTED and READ) and libcurl's words `detail`.
+    public init(kind: Int32, detail: String) {
         switch kind {
         case Int32(SFX_CURL_HOST_NOT_FOUND): self = .hostNotFound
         case Int32(SFX_CURL_REFUSED): self = .refused
@@ -429,7 +436,9 @@ public enum TransferFailure: Sendable, Equatable {
         case Int32(SFX_CURL_TIMED_OUT): self = .timedOut
         case Int32(SFX_CURL_DROPPED): self = .dropped
         case Int32(SFX_CURL_HEADER_TOO_LARGE): self = .headerTooLarge
-        default: self = .other(detail.isEmpty ? "libcurl's error \(kind)" : detail)
+        case Int32(SFX_CURL_REDIRECTS): self = .redirects(detail)
+        case Int32(SFX_CURL_UNAVAILABLE): self = .unavailable(detail)
+        default: self = .other(detail.isEmpty ? "libcurl failed (kind \(kind))" : detail)
         }
     }
 

@@ -36,7 +36,7 @@ final class ProgramStartTests: CommandTestCase {
         return tone
     }
 
-    /// An http URL goes through FoundationNetworking and libcurl, loaded at the first transfer.
+    /// An http URL goes through libcurl (Sources/CSFXCurl), loaded at the first transfer.
     func testAURLPlaysThroughCurlLoadedOnFirstUse() throws {
         let served = scratch.appending(path: "served", directoryHint: .isDirectory)
         try FileManager.default.createDirectory(at: served, withIntermediateDirectories: true)
@@ -53,6 +53,23 @@ final class ProgramStartTests: CommandTestCase {
         let recording = try AudioDecoder(format: .standard).decode(contentsOf: URL(filePath: try XCTUnwrap(run.recording, run.stdout)))
         XCTAssertGreaterThanOrEqual(recording.frameCount, tone.count, "the tone reached the card")
         XCTAssertEqual(recording.samples.map(abs).max() ?? 0, 0.25, accuracy: 0.001)
+    }
+
+    /// Without libcurl the program starts and plays, and an upload or a URL to play says in one
+    /// line what to install: nothing links libcurl, and its loader's failure is an error, not a stop.
+    func testWithoutLibcurlSfxStartsAndATransferSaysWhatToInstall() throws {
+        let tock = try sfx(hiding: ["libcurl.so.4"], ["play", "tock"])
+        XCTAssertEqual(tock.status, 0, tock.stderr)
+        _ = try writeTone(to: scratch.appending(path: "tone.wav"), rate: 48_000)
+        for arguments in [["upload", "tone.wav", "http://127.0.0.1:9/tone.wav"], ["play", "http://127.0.0.1:9/tone.wav"]] {
+            let run = try sfx(hiding: ["libcurl.so.4"], arguments)
+            XCTAssertEqual(run.status, 1, run.stderr)
+            let lines = run.stderr.split(separator: "\n").filter { !$0.contains("virtual card") }
+            XCTAssertEqual(lines.count, 1, run.stderr)
+            XCTAssertTrue(run.stderr.contains("http://127.0.0.1:9/tone.wav: "), run.stderr)
+            XCTAssertTrue(run.stderr.contains("libcurl.so.4 cannot be loaded for http(s)"), run.stderr)
+            XCTAssertTrue(run.stderr.contains("install libcurl4"), run.stderr)
+        }
     }
 
     /// Without libsndfile the program starts, and a sound to decode says in one line what to install.
