@@ -90,7 +90,7 @@ final class LevelDisplay {
     /// "00:03  L -23.0 dBFS peak -20.0  R …"
     static func line(_ reading: LevelReading, seconds: Double, channels: Int) -> String {
         clock(seconds) + (0..<channels).map {
-            String(cFormat: "  %@ %.1f dBFS peak %.1f", label($0, of: channels), reading.average[$0], reading.peak[$0])
+            "  \(label($0, of: channels)) " + String(cFormat: "%.1f dBFS peak %.1f", reading.average[$0], reading.peak[$0])
         }.joined()
     }
 

@@ -8,7 +8,8 @@ import Glibc
 extension String {
     /// `format` with C's printf conversions (`%d`, `%.2f`, `%5.1f`, `%02x`, `%s` of a C string …),
     /// in the C locale (sfx never calls setlocale), as `String(format:)` in the POSIX locale.
-    /// `%@` is not C's: give Swift strings through interpolation.
+    /// `%@` is not C's (its argument would be read as a C string): give Swift strings through
+    /// interpolation.
     ///
     ///     String(cFormat: "%.1f ms", 1.25)   // "1.2 ms" (round half to even, as printf)
     public init(cFormat format: String, _ arguments: any CVarArg...) {
@@ -142,8 +143,7 @@ public func iso8601Local(_ date: Date) -> String {
     var parts = tm()
     guard localtime_r(&seconds, &parts) != nil else { return date.formatted(.iso8601) }
     let offset = parts.tm_gmtoff
-    let zone = offset == 0 ? "Z" : String(cFormat: "%@%02ld:%02ld".replacing("%@", with: offset < 0 ? "-" : "+"),
-                                          abs(offset) / 3600, (abs(offset) % 3600) / 60)
+    let zone = offset == 0 ? "Z" : (offset < 0 ? "-" : "+") + String(cFormat: "%02ld:%02ld", abs(offset) / 3600, (abs(offset) % 3600) / 60)
     return localDateTime(date, format: "%Y-%m-%dT%H:%M:%S") + zone
 }
 
