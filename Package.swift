@@ -178,7 +178,7 @@ let package = Package(
         // runtime needs comes from its archives too (libstdc++.a through Sources/SFXCommand/link,
         // -static-libgcc): loading and relocating libstdc++.so.6 took about 0.5 ms of every start.
         .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport", "SFXDaemon", "SFXSystem"], exclude: ["link"],
-                          linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"] + staticSwiftRuntime)]),
+                          linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/SFXCommand/link/exports.map"] + staticSwiftRuntime)]),
         .executableTarget(name: "SFXMakeSounds", dependencies: ["SFXSoundDesign"]),
         // The voice-message flow as a program (Examples/VoiceMessage): record with a prompt, meter
         // and count-up, a standard M4A, a form upload with a token, a download played with a bell.

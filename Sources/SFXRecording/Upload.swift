@@ -3,6 +3,7 @@ import CSFXSystem
 import FoundationEssentials
 import Glibc
 import SFXMedia
+import SFXSystem
 import Synchronization
 
 /// Sends a recording (any file) to an HTTP(S) server with libcurl (CSFXCurl's `sfx_curl_upload`,
@@ -456,7 +457,7 @@ public enum UploadError: Error, CustomStringConvertible, Sendable, Equatable {
             return "\(url): the upload failed: no answer from the server for \(shown) s (timed out); check that it is running, "
                 + "or wait longer with --timeout or [http] timeout in sfx.conf"
         case .rejected(let url, let status, let body):
-            let said = body.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: " / ")
+            let said = body.split(whereSeparator: \.isNewline).map { $0.trimmed }.filter { !$0.isEmpty }.joined(separator: " / ")
             return "\(url): the server answered \(status) \(HTTPStatus.reasonPhrase(status))"
                 + (said.isEmpty ? "" : ": \(said.prefix(300))")
         case .invalidRequest(let detail):

@@ -16,11 +16,11 @@ extension String {
         self = withVaList(arguments) { list in
             var buffer = [CChar](repeating: 0, count: 128)
             let needed = Int(vsnprintf(&buffer, buffer.count, format, list))
-            guard needed >= buffer.count else { return String(cString: buffer) }
+            guard needed >= buffer.count else { return text(of: buffer) }
             return withVaList(arguments) { again in
                 buffer = [CChar](repeating: 0, count: needed + 1)
                 _ = vsnprintf(&buffer, buffer.count, format, again)
-                return String(cString: buffer)
+                return text(of: buffer)
             }
         }
     }
@@ -103,7 +103,7 @@ public func localDateTime(_ date: Date, format: String = "%Y-%m-%d %H:%M") -> St
     guard localtime_r(&seconds, &parts) != nil else { return date.formatted(.iso8601) }
     var buffer = [CChar](repeating: 0, count: 64)
     let length = strftime(&buffer, buffer.count, format, &parts)
-    return length > 0 ? String(cString: buffer) : ""
+    return length > 0 ? text(of: buffer) : ""
 }
 
 extension String {
@@ -160,4 +160,9 @@ public func homeDirectory() -> String {
     var buffer = [CChar](repeating: 0, count: 4096)
     guard getpwuid_r(geteuid(), &entry, &buffer, buffer.count, &found) == 0, found != nil, let directory = entry.pw_dir else { return "/" }
     return String(cString: directory)
+}
+
+/// A C string's text from the buffer that holds it (up to its first NUL).
+private func text(of buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

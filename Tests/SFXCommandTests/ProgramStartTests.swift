@@ -4,7 +4,7 @@ import SFXTestSupport
 import XCTest
 
 /// What `sfx` loads before its first line runs (sfx-bench --exec measures the time): the Swift
-/// runtime and Foundation are linked into the program, and libcurl (Sources/CSFXCurl), libpulse
+/// runtime and FoundationEssentials are linked into the program, and libcurl (Sources/CSFXCurl), libpulse
 /// (Sources/CSFXPulse), libsndfile, libsoxr, libebur128 (Sources/CSFXMedia/on_demand.c) and
 /// libgpiod (Sources/CSFXHaptics) are loaded at their first use, so none is a dependency, while
 /// fetching a URL (through libcurl) still works and a missing library is named when it is needed.
@@ -20,6 +20,25 @@ final class ProgramStartTests: CommandTestCase {
                 || $0.hasPrefix("libgpiod") || $0.hasPrefix("libsndfile")
         }
         XCTAssertEqual(shared, [], "sfx loads these at every start")
+    }
+
+    /// No full Foundation in the program (its ICU data and FoundationNetworking were most of its
+    /// size): FoundationEssentials alone, and HTTP through libcurl. Its dynamic symbol table holds
+    /// mpg123_new alone (libsndfile must find sfx's quiet wrapper), none of the Swift inside.
+    func testTheProgramHoldsNoFoundationNorICUAndExportsOnlyTheMpg123Wrapper() throws {
+        let program = ELFFile(Self.program)
+        let modules = try program.swiftModules()
+        XCTAssertTrue(modules.contains("FoundationEssentials"), "\(modules.sorted())")
+        XCTAssertTrue(modules.contains("SFXPlayback"), "\(modules.sorted())")
+        for absent in ["Foundation", "FoundationInternationalization", "FoundationNetworking", "ICU"] {
+            XCTAssertFalse(modules.contains(absent), "\(absent) is linked into \(Self.program.path)")
+        }
+        XCTAssertEqual(try program.exportedSymbols(), ["mpg123_new"])
+        // libsfx.so, built from the same targets, likewise.
+        let library = try ELFFile(Self.buildDirectory.appending(path: "libSFXC.so")).swiftModules()
+        for absent in ["Foundation", "FoundationInternationalization", "FoundationNetworking", "ICU"] {
+            XCTAssertFalse(library.contains(absent), "\(absent) is linked into libSFXC.so")
+        }
     }
 
     /// 0.2 s of a 440 Hz tone at 0.25, 16-bit mono WAV at `rate`.
