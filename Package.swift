@@ -14,23 +14,21 @@
 //   7. Front ends  the C API (CSFXAPI's sfx.h, SFXC, the product libsfx.so); the `sfx` command, the sound generator
 import PackageDescription
 
-// The targets that import FoundationNetworking, or a module that does, leave libcurl out of their
-// link: CSFXCurl loads it on first use (see curl.c), so `sfx` does not load it at every start.
-/// Linker flags that link the Swift runtime, Foundation and the C++ runtime they need from their
-/// archives, their symbols hidden in the result (SFXCommand, SFXC). The modules are compiled
+/// Linker flags that link the Swift runtime, FoundationEssentials (no target links Foundation, so
+/// no ICU) and the C++ runtime they need from their archives, their symbols hidden in the result
+/// (SFXCommand, SFXC). The modules are compiled
 /// against the toolchain's shared-library modules, whose link entries name fewer archives than
 /// the static ones need: the group names them all; -lstdc++ means libstdc++'s archive
 /// (Sources/SFXCommand/link).
 let staticSwiftRuntime: [String] = [
     "-static-stdlib", "-use-ld=bfd", "-L\(Context.packageDirectory)/Sources/SFXCommand/link", "-Xclang-linker", "-static-libgcc",
     "-Xlinker", "--exclude-libs", "-Xlinker", "ALL",
-    "-Xlinker", "--start-group", "-Xlinker", "-l:libstdc++.a", "-lFoundation", "-lCoreFoundation", "-l_FoundationICU",
-    "-lFoundationEssentials", "-lFoundationInternationalization", "-lFoundationNetworking", "-l_CFURLSessionInterface",
-    "-l_FoundationCShims", "-l_FoundationCollections", "-lswiftDispatch", "-ldispatch", "-lBlocksRuntime",
+    "-Xlinker", "--start-group", "-Xlinker", "-l:libstdc++.a",
+    "-lFoundationEssentials", "-l_FoundationCShims", "-l_FoundationCollections",
+    "-lswiftDispatch", "-ldispatch", "-lBlocksRuntime",
     "-lswiftSynchronization", "-lswift_Concurrency", "-lswift_StringProcessing", "-lswift_RegexParser", "-lswiftGlibc",
     "-lswiftCore", "-Xlinker", "--end-group",
 ]
-let curlOnDemand: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-autolink-library", "-Xfrontend", "curl"])]
 
 let package = Package(
     name: "sfx",
@@ -68,8 +66,9 @@ let package = Package(
         // the loaders of CSFXFFmpeg, CSFXCurl, SFXCard, CSFXPulse, CSFXMedia, CSFXHaptics and CSFXMySofa.
         .target(name: "CSFXOnDemand"),
         .target(name: "CSFXFFmpeg", dependencies: ["CFFmpeg", "CSFXOnDemand"]),
-        // libcurl's functions as FoundationNetworking calls them, loading libcurl.so.4 at the first
-        // call (checked against curl.h: libcurl4-openssl-dev, in script/common.sh).
+        // HTTP(S) downloads and uploads over libcurl, whose functions it defines, loading
+        // libcurl.so.4 at the first call (checked against curl.h: libcurl4-openssl-dev, in
+        // script/common.sh); nothing links libcurl, so no program loads it at start-up.
         .target(name: "CSFXCurl", dependencies: ["CSFXOnDemand"]),
         .target(
             name: "SFXCard",
@@ -128,43 +127,40 @@ let package = Package(
         // mpg123_new must be the one libsndfile finds, also now that libsndfile is loaded on
         // first use (on_demand.c) rather than linked, which made the linker export it.
         .target(name: "CSFXMedia", dependencies: ["CSFXOnDemand"], linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=mpg123_new"])]),
-        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CEBUR128", "CFFmpeg", "CSFXFFmpeg", "CSFXCurl", "CSFXMedia", "CSFXMySofa", "SFXSystem"],
-                swiftSettings: curlOnDemand),
+        .target(name: "SFXMedia", dependencies: ["SFXCore", "CSndFile", "CSoxr", "CEBUR128", "CFFmpeg", "CSFXFFmpeg", "CSFXCurl", "CSFXMedia", "CSFXMySofa", "SFXSystem"]),
 
         // 4. Device.
-        .target(name: "SFXDevice", dependencies: ["SFXCore", "CALSA", "CSFXALSA", "CSFXPulse", "CSFXUdev"]),
+        .target(name: "SFXDevice", dependencies: ["SFXCore", "SFXSystem", "CALSA", "CSFXALSA", "CSFXPulse", "CSFXUdev"]),
 
         // 5. Haptics.
         .systemLibrary(name: "CGPIOD", providers: [.apt(["libgpiod-dev"])]),   // headers only: see CSoxr
         .target(name: "CSFXHaptics", dependencies: ["CSFXOnDemand"]),
-        .target(name: "SFXHaptics", dependencies: ["CSFXHaptics", "CGPIOD", "CSFXSystem"]),
+        .target(name: "SFXHaptics", dependencies: ["CSFXHaptics", "CGPIOD", "CSFXSystem", "SFXSystem"]),
 
         // 6. Engine. SFXPlayback: the engine, its sound library and alerts, the output thread;
         // SFXRecording: the recorder, its capture loop, meters and upload (over SFXPlayback, for the
         // prompt tone and the engine's device choice); SFX: both, re-exported, and the settings
         // that configure both. `import SFX` is what applications, the C API, the daemon and the
         // command import.
-        .target(name: "SFXPlayback", dependencies: ["SFXCore", "SFXMedia", "SFXSoundDesign", "SFXDevice", "SFXHaptics", "CSFXSystem", "SFXSystem"],
-                swiftSettings: curlOnDemand),
-        .target(name: "SFXRecording", dependencies: ["SFXPlayback", "SFXCore", "SFXMedia", "SFXDevice", "CSFXSystem", "SFXSystem", "CSFXVoice", "SFXCardSupport"],
-                swiftSettings: curlOnDemand),
-        .target(name: "SFX", dependencies: ["SFXPlayback", "SFXRecording"], swiftSettings: curlOnDemand),
+        .target(name: "SFXPlayback", dependencies: ["SFXCore", "SFXMedia", "SFXSoundDesign", "SFXDevice", "SFXHaptics", "CSFXSystem", "SFXSystem"]),
+        .target(name: "SFXRecording", dependencies: ["SFXPlayback", "SFXCore", "SFXMedia", "SFXDevice", "CSFXCurl", "CSFXSystem", "SFXSystem", "CSFXVoice", "SFXCardSupport"]),
+        .target(name: "SFX", dependencies: ["SFXPlayback", "SFXRecording", "SFXSystem"]),
 
         // 7. Front ends. The C API: sfx.h and what needs no engine in C, the rest in Swift
         // (@_cdecl). The SONAME flag is SFXC's alone: no other product links SFXC.
         .target(name: "CSFXAPI"),
         // libsfx.map exports sfx.h's functions alone.
-        // The Swift runtime and Foundation are linked in, and hidden (`--exclude-libs ALL`), as for
+        // The Swift runtime and FoundationEssentials are linked in, and hidden (`--exclude-libs ALL`), as for
         // the command: a C game ships libsfx.so without a Swift toolchain beside it, and another
         // Swift library in the same process keeps its own runtime. `-z nodelete`: dlclose leaves
         // it loaded, since that runtime's threads (Dispatch's workers) outlive any engine.
-        .target(name: "SFXC", dependencies: ["SFX", "CSFXAPI"], exclude: ["libsfx.map"],
+        .target(name: "SFXC", dependencies: ["SFX", "CSFXAPI", "SFXSystem"], exclude: ["libsfx.map"],
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libsfx.so.0", "-Xlinker", "-z", "-Xlinker", "nodelete",
                                                "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/SFXC/libsfx.map"]
                                               + staticSwiftRuntime)]),
         // The daemon (`sfx serve`): its wire protocol in C (shared with the front), server and client.
         .target(name: "CSFXProtocol"),
-        .target(name: "SFXDaemon", dependencies: ["SFX", "CSFXProtocol", "CSFXSystem"], swiftSettings: curlOnDemand),
+        .target(name: "SFXDaemon", dependencies: ["SFX", "CSFXProtocol", "CSFXSystem", "SFXSystem"]),
         // The front (bin/sfx, a C program) is the first thing every `sfx` command runs: the Swift
         // runtime swiftc links into every product (libswiftCore.so and libstdc++) made up most of
         // its round trip to the daemon (2.5 ms; 1.1 ms without, `perf stat -r 30 sfx-front play
@@ -172,7 +168,7 @@ let package = Package(
         // which nothing is used, and libstdc++ only if needed (Sources/SFXCardPlugin/link).
         .executableTarget(name: "SFXFront", dependencies: ["CSFXProtocol"],
                           linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib", "-L\(Context.packageDirectory)/Sources/SFXCardPlugin/link"])]),
-        // The Swift program links the Swift runtime and Foundation statically: loading and
+        // The Swift program links the Swift runtime and FoundationEssentials statically: loading and
         // relocating them as shared libraries took about 7 of the 21 ms before its first line ran
         // (sfx-bench --exec). The modules are compiled against the toolchain's shared-library
         // modules, whose link entries name fewer archives than the static ones need: the group
@@ -181,8 +177,8 @@ let package = Package(
         // 12): 15 KB read at start instead of 1.9 MB, about 0.2 ms. The C++ runtime the Swift
         // runtime needs comes from its archives too (libstdc++.a through Sources/SFXCommand/link,
         // -static-libgcc): loading and relocating libstdc++.so.6 took about 0.5 ms of every start.
-        .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport", "SFXDaemon"], exclude: ["link"], swiftSettings: curlOnDemand,
-                          linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"] + staticSwiftRuntime)]),
+        .executableTarget(name: "SFXCommand", dependencies: ["SFX", "SFXCardSupport", "SFXDaemon", "SFXSystem"], exclude: ["link"],
+                          linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/SFXCommand/link/exports.map"] + staticSwiftRuntime)]),
         .executableTarget(name: "SFXMakeSounds", dependencies: ["SFXSoundDesign"]),
         // The voice-message flow as a program (Examples/VoiceMessage): record with a prompt, meter
         // and count-up, a standard M4A, a form upload with a token, a download played with a bell.

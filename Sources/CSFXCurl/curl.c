@@ -1,16 +1,14 @@
 /*
- * libcurl on demand. FoundationNetworking (URLSession: http(s) sound URLs, uploads) calls libcurl,
- * and libcurl.so.4 with what it loads (OpenSSL, GnuTLS, Kerberos, LDAP, SSH, about 30 libraries)
- * costs every `sfx` command some 4 ms at start-up when linked, longer than all of aplay. So the
- * targets that import FoundationNetworking do not autolink curl (Package.swift), and the libcurl
- * functions FoundationNetworking calls are defined here, hidden in sfx's own image: each goes
- * through a pointer that the first call fills by dlopen()ing libcurl.so.4 and dlsym()ing them.
- * Where Foundation is linked dynamically (debug builds), libFoundationNetworking.so links
- * libcurl itself and these hidden definitions are not used.
+ * libcurl on demand. sfx's HTTP(S) transfers (download.c: http(s) sound URLs; upload.c:
+ * uploads) call libcurl, and libcurl.so.4 with what it loads (OpenSSL, GnuTLS, Kerberos, LDAP,
+ * SSH, about 30 libraries) costs every `sfx` command some 4 ms at start-up when linked, longer
+ * than all of aplay. So nothing links it: the libcurl functions sfx calls are defined here,
+ * hidden in sfx's own image, and each goes through a pointer that the first call fills by
+ * dlopen()ing libcurl.so.4 and dlsym()ing them.
  *
- * The list is what swift-corelibs-foundation's FoundationNetworking and _CFURLSessionInterface
- * call (nm -u on their archives), and curl_easy_perform for HTTPDownload's own transfers
- * (download.c); a function missing here fails the link of a static build.
+ * The list is what download.c and upload.c call; a function missing here fails the link.
+ * Those two ask sfx_curl_available() before their first call, so a missing libcurl is their
+ * one-line error (SFX_CURL_UNAVAILABLE), never a stop.
  * The variadic setters and getters take one value after the option, a long, a pointer, a
  * curl_off_t or a function pointer, all passed alike on the 64-bit ABIs sfx builds for.
  */
@@ -27,24 +25,33 @@
 #pragma GCC visibility pop
 
 #include "csfxcurl.h"
+#include "transfer.h"
 
 #define SFX_CURL_FUNCTIONS(X) \
-    X(curl_easy_cleanup) X(curl_easy_getinfo) X(curl_easy_init) X(curl_easy_pause) X(curl_easy_perform) X(curl_easy_setopt) \
-    X(curl_easy_strerror) X(curl_free) X(curl_global_init) X(curl_multi_add_handle) X(curl_multi_assign) \
-    X(curl_multi_cleanup) X(curl_multi_info_read) X(curl_multi_init) X(curl_multi_remove_handle) \
-    X(curl_multi_setopt) X(curl_multi_socket_action) X(curl_slist_append) X(curl_slist_free_all) \
-    X(curl_url) X(curl_url_get) X(curl_url_set) X(curl_version) X(curl_version_info)
+    X(curl_easy_cleanup) X(curl_easy_getinfo) X(curl_easy_init) X(curl_easy_perform) X(curl_easy_setopt) \
+    X(curl_easy_strerror) X(curl_mime_addpart) X(curl_mime_data) X(curl_mime_data_cb) X(curl_mime_filename) \
+    X(curl_mime_free) X(curl_mime_init) X(curl_mime_name) X(curl_mime_type) X(curl_multi_add_handle) \
+    X(curl_multi_cleanup) X(curl_multi_info_read) X(curl_multi_init) X(curl_multi_perform) X(curl_multi_remove_handle) \
+    X(curl_multi_timeout) X(curl_multi_wait) X(curl_slist_append) X(curl_slist_free_all)
 
 static struct { SFX_CURL_FUNCTIONS(SFX_ON_DEMAND_FIELD) } real;
 static sfx_on_demand curl_loader = {
     .sonames = {"libcurl.so.4"}, .functions = {SFX_CURL_FUNCTIONS(SFX_ON_DEMAND_NAME)}, SFX_ON_DEMAND_TABLE(real),
     .purpose = " for http(s)", .install = "install libcurl4 (apt-get install libcurl4)",
-    .upgrade = "install libcurl4 7.62 or newer",
+    .upgrade = "install libcurl4 7.56 or newer",
     .lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
-/* FoundationNetworking has no way to hear that libcurl is missing (linked, sfx would not start
- * at all): say what is missing and stop. */
+int sfx_curl_available(char *detail, size_t detail_size)
+{
+    const char *error = sfx_on_demand_error(&curl_loader);
+    if (error)
+        snprintf(detail, detail_size, "%s", error);
+    return error == NULL;
+}
+
+/* Reached only after sfx_curl_available() said yes, unless a transfer forgot to ask: then say
+ * what is missing and stop, rather than call through an empty pointer. */
 static void load(void)
 {
     if (!sfx_on_demand_ready(&curl_loader)) {
@@ -68,8 +75,6 @@ CURLcode curl_easy_getinfo(CURL *curl, CURLINFO info, ...)
 
 CURL *curl_easy_init(void) { return SFX_CURL(curl_easy_init)(); }
 
-CURLcode curl_easy_pause(CURL *handle, int bitmask) { return SFX_CURL(curl_easy_pause)(handle, bitmask); }
-
 CURLcode curl_easy_perform(CURL *curl) { return SFX_CURL(curl_easy_perform)(curl); }
 
 CURLcode curl_easy_setopt(CURL *curl, CURLoption option, ...)
@@ -83,16 +88,27 @@ CURLcode curl_easy_setopt(CURL *curl, CURLoption option, ...)
 
 const char *curl_easy_strerror(CURLcode code) { return SFX_CURL(curl_easy_strerror)(code); }
 
-void curl_free(void *p) { SFX_CURL(curl_free)(p); }
+curl_mimepart *curl_mime_addpart(curl_mime *mime) { return SFX_CURL(curl_mime_addpart)(mime); }
 
-CURLcode curl_global_init(long flags) { return SFX_CURL(curl_global_init)(flags); }
+CURLcode curl_mime_data(curl_mimepart *part, const char *data, size_t size) { return SFX_CURL(curl_mime_data)(part, data, size); }
+
+CURLcode curl_mime_data_cb(curl_mimepart *part, curl_off_t size, curl_read_callback read, curl_seek_callback seek,
+                           curl_free_callback free_data, void *argument)
+{
+    return SFX_CURL(curl_mime_data_cb)(part, size, read, seek, free_data, argument);
+}
+
+CURLcode curl_mime_filename(curl_mimepart *part, const char *name) { return SFX_CURL(curl_mime_filename)(part, name); }
+
+void curl_mime_free(curl_mime *mime) { SFX_CURL(curl_mime_free)(mime); }
+
+curl_mime *curl_mime_init(CURL *curl) { return SFX_CURL(curl_mime_init)(curl); }
+
+CURLcode curl_mime_name(curl_mimepart *part, const char *name) { return SFX_CURL(curl_mime_name)(part, name); }
+
+CURLcode curl_mime_type(curl_mimepart *part, const char *type) { return SFX_CURL(curl_mime_type)(part, type); }
 
 CURLMcode curl_multi_add_handle(CURLM *multi, CURL *easy) { return SFX_CURL(curl_multi_add_handle)(multi, easy); }
-
-CURLMcode curl_multi_assign(CURLM *multi, curl_socket_t socket, void *pointer)
-{
-    return SFX_CURL(curl_multi_assign)(multi, socket, pointer);
-}
 
 CURLMcode curl_multi_cleanup(CURLM *multi) { return SFX_CURL(curl_multi_cleanup)(multi); }
 
@@ -100,38 +116,17 @@ CURLMsg *curl_multi_info_read(CURLM *multi, int *left) { return SFX_CURL(curl_mu
 
 CURLM *curl_multi_init(void) { return SFX_CURL(curl_multi_init)(); }
 
+CURLMcode curl_multi_perform(CURLM *multi, int *running) { return SFX_CURL(curl_multi_perform)(multi, running); }
+
 CURLMcode curl_multi_remove_handle(CURLM *multi, CURL *easy) { return SFX_CURL(curl_multi_remove_handle)(multi, easy); }
 
-CURLMcode curl_multi_setopt(CURLM *multi, CURLMoption option, ...)
-{
-    va_list arguments;
-    va_start(arguments, option);
-    void *value = va_arg(arguments, void *);
-    va_end(arguments);
-    return SFX_CURL(curl_multi_setopt)(multi, option, value);
-}
+CURLMcode curl_multi_timeout(CURLM *multi, long *milliseconds) { return SFX_CURL(curl_multi_timeout)(multi, milliseconds); }
 
-CURLMcode curl_multi_socket_action(CURLM *multi, curl_socket_t socket, int events, int *running)
+CURLMcode curl_multi_wait(CURLM *multi, struct curl_waitfd *extra, unsigned int extra_count, int timeout_ms, int *events)
 {
-    return SFX_CURL(curl_multi_socket_action)(multi, socket, events, running);
+    return SFX_CURL(curl_multi_wait)(multi, extra, extra_count, timeout_ms, events);
 }
 
 struct curl_slist *curl_slist_append(struct curl_slist *list, const char *data) { return SFX_CURL(curl_slist_append)(list, data); }
 
 void curl_slist_free_all(struct curl_slist *list) { SFX_CURL(curl_slist_free_all)(list); }
-
-CURLU *curl_url(void) { return SFX_CURL(curl_url)(); }
-
-CURLUcode curl_url_get(CURLU *handle, CURLUPart what, char **part, unsigned int flags)
-{
-    return SFX_CURL(curl_url_get)(handle, what, part, flags);
-}
-
-CURLUcode curl_url_set(CURLU *handle, CURLUPart what, const char *part, unsigned int flags)
-{
-    return SFX_CURL(curl_url_set)(handle, what, part, flags);
-}
-
-char *curl_version(void) { return SFX_CURL(curl_version)(); }
-
-curl_version_info_data *curl_version_info(CURLversion version) { return SFX_CURL(curl_version_info)(version); }

@@ -15,6 +15,7 @@
 #pragma GCC visibility pop
 
 #include "csfxcurl.h"
+#include "transfer.h"
 
 typedef struct {
     CURL *curl;
@@ -57,34 +58,11 @@ static int on_progress(void *pointer, curl_off_t total, curl_off_t now, curl_off
     return 0;
 }
 
-static int kind_of(CURLcode code, const char *detail)
-{
-    switch (code) {
-    case CURLE_OK: return SFX_CURL_OK;
-    case CURLE_COULDNT_RESOLVE_HOST: case CURLE_COULDNT_RESOLVE_PROXY: return SFX_CURL_HOST_NOT_FOUND;
-    case CURLE_COULDNT_CONNECT: return SFX_CURL_REFUSED;
-    case CURLE_OPERATION_TIMEDOUT: return SFX_CURL_TIMED_OUT;
-    case CURLE_SSL_CONNECT_ERROR: case CURLE_PEER_FAILED_VERIFICATION: case CURLE_SSL_CERTPROBLEM:
-    case CURLE_SSL_CIPHER: case CURLE_SSL_CACERT_BADFILE: case CURLE_USE_SSL_FAILED: case CURLE_SSL_ENGINE_INITFAILED:
-    case CURLE_SSL_CRL_BADFILE: case CURLE_SSL_ISSUER_ERROR: case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-    case CURLE_SSL_INVALIDCERTSTATUS:
-        return SFX_CURL_TLS;
-    case CURLE_PARTIAL_FILE: case CURLE_RECV_ERROR: case CURLE_SEND_ERROR: case CURLE_GOT_NOTHING:
-        return SFX_CURL_DROPPED;
-    case CURLE_OUT_OF_MEMORY:
-        /* libcurl 7.x answers a response header over CURL_MAX_HTTP_HEADER (100 KB) so. */
-        return SFX_CURL_HEADER_TOO_LARGE;
-    case CURLE_TOO_MANY_REDIRECTS: return SFX_CURL_REDIRECTS;
-    default:
-        if (detail && (strstr(detail, "header") || strstr(detail, "Header")))
-            return SFX_CURL_HEADER_TOO_LARGE;
-        return SFX_CURL_OTHER;
-    }
-}
-
 int sfx_curl_download(const char *url, long stall_seconds, const sfx_curl_download_callbacks *callbacks,
                       char *detail, size_t detail_size)
 {
+    if (!sfx_curl_available(detail, detail_size))
+        return SFX_CURL_UNAVAILABLE;
     char error[CURL_ERROR_SIZE] = "";
     transfer t = { curl_easy_init(), *callbacks, 0, 0 };
     if (!t.curl) {
@@ -116,7 +94,7 @@ int sfx_curl_download(const char *url, long stall_seconds, const sfx_curl_downlo
     } else if (code == CURLE_OK && begin(&t) != 0) {
         kind = SFX_CURL_ABORTED;   /* an empty body: the status is looked at now */
     } else {
-        kind = kind_of(code, error);
+        kind = sfx_curl_kind(code, error);
     }
     snprintf(detail, detail_size, "%s", error[0] ? error : curl_easy_strerror(code));
     curl_easy_cleanup(t.curl);

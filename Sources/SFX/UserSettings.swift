@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import SFXHaptics
 import SFXMedia
@@ -92,7 +92,7 @@ public struct UserSettings: Sendable {
         if let value = environment["XDG_CONFIG_HOME"], value.hasPrefix("/") {
             (base, components) = (URL(filePath: value, directoryHint: .isDirectory), ["sfx"])
         } else {
-            (base, components) = (URL(filePath: environment["HOME"] ?? NSHomeDirectory(), directoryHint: .isDirectory), [".config", "sfx"])
+            (base, components) = (URL(filePath: environment["HOME"] ?? homeDirectory(), directoryHint: .isDirectory), [".config", "sfx"])
         }
         let fd: Int32
         do {

@@ -1,6 +1,8 @@
 // sfx_bank_load, sfx_event_play, sfx_bank_status, sfx_bank_close (see sfx.h).
 import CSFXAPI
-import Foundation
+import FoundationEssentials
+import Dispatch
+import Glibc
 import SFX
 import Synchronization
 

@@ -1,5 +1,6 @@
 // sfx_open, sfx_close, sfx_wait_idle: an engine's life (see sfx.h).
-import Foundation
+import FoundationEssentials
+import Glibc
 import CSFXAPI
 import SFX
 

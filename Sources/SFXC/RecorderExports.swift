@@ -1,5 +1,6 @@
 // sfx_record_*: recording through the C API (see sfx.h).
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 import CSFXAPI
 import SFX

@@ -53,7 +53,7 @@ public func exportedLoadMemory(_ engine: OpaquePointer?, _ data: UnsafeRawPointe
             sound.pointee = try engine.library.load(file: RawFilePath(path)).rawValue
         } catch {
             let failure = CAPIError(error)
-            throw CAPIError(failure.status, failure.message.replacingOccurrences(of: path, with: "the sound in memory (\(size) bytes)"))
+            throw CAPIError(failure.status, failure.message.replacing(path, with: "the sound in memory (\(size) bytes)"))
         }
     }
 }

@@ -1,5 +1,5 @@
 import CSFXSystem
-import Foundation
+import FoundationEssentials
 import Glibc
 import SFXSystem
 
@@ -59,7 +59,7 @@ public enum CardDirectory {
                 return opened
             }
         } catch {
-            throw CardError("the card directory cannot be used: \(error)")
+            throw CardError("the card directory cannot be used: \(errorText(error))")
         }
         removeAbandonedTemporaries(environment: environment)
         let url = try makeTemporary(prefix: temporaryPrefix, environment: environment)
@@ -72,7 +72,7 @@ public enum CardDirectory {
             _ = flock(opened.descriptor, LOCK_SH)
             return opened
         } catch let error as OwnedDirectory.Refusal {
-            throw CardError("the card directory cannot be used: \(error)")
+            throw CardError("the card directory cannot be used: \(errorText(error))")
         }
     }
 
@@ -86,7 +86,7 @@ public enum CardDirectory {
             do {
                 try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
             } catch {
-                throw CardError("cannot create the card directory's parent \(parent.path) (\(error.localizedDescription)); choose a writable place")
+                throw CardError("cannot create the card directory's parent \(parent.path) (\(errorText(error))); choose a writable place")
             }
         }
         try make(url)

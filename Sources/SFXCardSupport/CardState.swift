@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The card's shared state file (layout in Sources/SFXCard/include/sfxcard.h), mapped
 /// MAP_SHARED so that reads and writes meet the plugin's own mapping in every process.

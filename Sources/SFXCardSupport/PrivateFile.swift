@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// The card's own files in its (private) directory: created 0600, never opened through a

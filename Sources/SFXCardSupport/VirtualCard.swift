@@ -1,5 +1,5 @@
 import CSFXSystem
-import Foundation
+import FoundationEssentials
 import Glibc
 import SFXSystem
 import Synchronization
@@ -254,7 +254,7 @@ public struct VirtualCard: Sendable {
         do {
             try FileManager.default.removeItem(at: directory)
         } catch {
-            throw CardError("cannot remove \(directory.path) (\(error.localizedDescription)); remove it by hand")
+            throw CardError("cannot remove \(directory.path) (\(errorText(error))); remove it by hand")
         }
     }
 
@@ -442,7 +442,7 @@ public struct VirtualCard: Sendable {
                                       recordingFormat: RecordingFormat, continuesRecording: Bool,
                                       pointer: PointerGranularity, rewind: RewindBehavior) -> String {
         func quoted(_ text: String) -> String {
-            "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            "\"" + text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
         }
         let capture = captureSource.map { " capture \(quoted($0.path)) loop \(loop ? "yes" : "no")" } ?? ""
         // The card's own settings, the same for each PCM that reaches it (one line: ALSA's

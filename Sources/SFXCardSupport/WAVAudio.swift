@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 
 /// Interleaved audio in a RIFF WAVE file: what the card records, and what tests give it to
 /// capture.
@@ -35,7 +37,7 @@ public struct WAVAudio: Sendable, Equatable {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw CardError("cannot read \(url.path) (\(error.localizedDescription)); check the path")
+            throw CardError("cannot read \(url.path) (\(errorText(error))); check the path")
         }
         let bytes = [UInt8](data)
         func fail(_ problem: String) -> CardError {
@@ -109,7 +111,7 @@ public struct WAVAudio: Sendable, Equatable {
         do {
             try out.write(to: url, options: .atomic)
         } catch {
-            throw CardError("cannot write \(url.path) (\(error.localizedDescription)); choose a writable directory")
+            throw CardError("cannot write \(url.path) (\(errorText(error))); choose a writable directory")
         }
     }
 }

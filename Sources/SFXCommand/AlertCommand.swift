@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
 import Glibc
 import SFX
 import SFXDaemon
@@ -83,12 +84,12 @@ extension AlertCommand {
             let reply = try client.subscribeToNotices()
             if reply.kind == .error { throw Failure(reply.text) }
             if arguments.flag(OutputOptions.verbose) {
-                FileHandle.standardError.write(Data("sfx: following the alerts of the daemon at \(client.path)\n".utf8))
+                writeToStandardError("sfx: following the alerts of the daemon at \(client.path)\n")
             }
             while true {
                 let notice = try client.nextNotice()
                 // Written at once, line by line: a caption bar reads it through a pipe.
-                FileHandle.standardOutput.write(Data("caption: \(notice.line)\n".utf8))
+                writeToStandardOutput("caption: \(notice.line)\n")
             }
         } catch let error as DaemonClient.Failure {
             switch error {

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 import SFX
 
 /// `sfx bank check FILE`: validates a bank file (see docs/banks.md) without playing it.
@@ -24,7 +26,7 @@ enum BankCommand: Subcommand {
         }
         let url = URL(filePath: arguments.positionals[1])
         let problems = check(url)
-        for problem in problems { FileHandle.standardError.write(Data("\(problem)\n".utf8)) }
+        for problem in problems { writeToStandardError("\(problem)\n") }
         guard problems.isEmpty else { return 65 }
         if !arguments.flag(quiet), let file = try? BankFile(contentsOf: url) {
             for event in file.events { print("\(event.name): \(event.sounds.count) sound\(event.sounds.count == 1 ? "" : "s"), \(event.choose.rawValue)") }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SFX
 
 /// `sfx play --bank FILE EVENT …`: plays a bank's events in this process (no daemon), each

@@ -156,10 +156,10 @@ enum CompletionCommand: Subcommand {
     }
 
     static func zsh(_ specs: [CommandSpec]) -> String {
-        func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        func quoted(_ text: String) -> String { "'" + text.replacing("'", with: "'\\''") + "'" }
         func escaped(_ help: String) -> String {
-            help.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "[", with: "\\[")
-                .replacingOccurrences(of: "]", with: "\\]").replacingOccurrences(of: ":", with: "\\:")
+            help.replacing("\\", with: "\\\\").replacing("[", with: "\\[")
+                .replacing("]", with: "\\]").replacing(":", with: "\\:")
         }
         var script = """
         #compdef sfx

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 import SFXDevice
 
 enum DevicesCommand: Subcommand {
@@ -25,9 +27,9 @@ enum DevicesCommand: Subcommand {
         }
         if let note = DeviceList.availabilityNote(devices: devices) { print(note) }
         let width = max(4, devices.map(\.name.count).max() ?? 0)
-        print("NAME".padding(toLength: width + 2, withPad: " ", startingAt: 0) + "DESCRIPTION")
+        print("NAME".padded(to: width + 2) + "DESCRIPTION")
         for device in devices {
-            print(device.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + device.description)
+            print(device.name.padded(to: width + 2) + device.description)
         }
         print("\nSOUND CARDS (as aplay -l):")
         if cards.isEmpty { print("  none: the kernel lists no sound card (/proc/asound/cards)") }

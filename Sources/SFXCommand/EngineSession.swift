@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 import SFX
 import SFXCardSupport
 import SFXDevice
@@ -114,15 +116,15 @@ struct EngineSession {
     static func setup(_ metrics: SoundEngine.Metrics) -> String {
         let p = metrics.parameters
         let periods = p.periodFrames > 0 ? Double(p.bufferFrames) / Double(p.periodFrames) : 0
-        let count = periods == periods.rounded() ? String(Int(periods)) : String(format: "%.2f", periods)
-        let latency = String(format: "%.2f ms", Double(metrics.latencyEstimate.components.attoseconds) / 1e15
+        let count = periods == periods.rounded() ? String(Int(periods)) : String(cFormat: "%.2f", periods)
+        let latency = String(cFormat: "%.2f ms", Double(metrics.latencyEstimate.components.attoseconds) / 1e15
                              + Double(metrics.latencyEstimate.components.seconds) * 1000)
         let priority = metrics.realtimeGranted.map { $0 ? "SCHED_FIFO" : "normal priority (SCHED_FIFO refused)" } ?? "starting"
         return "\(p.device): \(p.format.rawValue) \(p.sampleRate) Hz \(p.channels) ch, period \(p.periodFrames) × \(count) "
             + "= buffer \(p.bufferFrames) frames, latency ≤ \(latency), \(priority), \(metrics.rewind)"
             + (metrics.pointerGranularity > 0 ? ", pointer granularity \(metrics.pointerGranularity) frames" : "")
             + (metrics.delayFollowsDAC ? ", delay to the frame" : "")
-            + (metrics.outputLatency.map { String(format: ", output latency %.2f ms", $0.seconds * 1000) } ?? "")
+            + (metrics.outputLatency.map { String(cFormat: ", output latency %.2f ms", $0.seconds * 1000) } ?? "")
     }
 
     /// Prints the notice held back by `deferNotice`, once the command's sounds are loaded.

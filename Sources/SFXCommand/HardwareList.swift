@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 
 /// The sound cards and their PCM devices as the kernel lists them (`/proc/asound/cards` and
 /// `/proc/asound/pcm`), which is what `aplay -l` shows.
@@ -35,18 +37,18 @@ struct SoundCard: Encodable, Equatable {
             guard fields.count >= 3, numbers.count == 2, let card = Int(numbers[0]), let device = Int(numbers[1]) else { continue }
             let rest = fields.dropFirst(3)
             devices[card, default: []].append(PCM(
-                device: device, id: fields[1].trimmingCharacters(in: .whitespaces), name: fields[2].trimmingCharacters(in: .whitespaces),
+                device: device, id: fields[1].trimmed, name: fields[2].trimmed,
                 playback: rest.contains { $0.hasPrefix("playback") }, capture: rest.contains { $0.hasPrefix("capture") },
                 alsaName: "hw:\(card),\(device)"))
         }
         var result: [SoundCard] = []
         for line in cards.split(separator: "\n") {
-            let text = line.trimmingCharacters(in: .whitespaces)
+            let text = line.trimmed
             guard let open = text.firstIndex(of: "["), let close = text.firstIndex(of: "]"), open < close,
-                  let index = Int(text[..<open].trimmingCharacters(in: .whitespaces)) else { continue }
-            let id = text[text.index(after: open)..<close].trimmingCharacters(in: .whitespaces)
+                  let index = Int(text[..<open].trimmed) else { continue }
+            let id = text[text.index(after: open)..<close].trimmed
             let after = text[text.index(after: close)...]
-            let name = after.range(of: " - ").map { String(after[$0.upperBound...]) } ?? after.trimmingCharacters(in: CharacterSet(charactersIn: ": "))
+            let name = after.firstRange(of: " - ").map { String(after[$0.upperBound...]) } ?? after.trimmed(of: ": ")
             result.append(SoundCard(index: index, id: id, name: name, pcms: devices[index] ?? []))
         }
         return result

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 import SFX
 import SFXMedia
 
@@ -62,6 +64,6 @@ struct InfoRow: Encodable {
     var levels: String {
         guard let lufs = loudness.lufs else { return "silent" }
         let method = loudness.method == "integrated" ? "" : " (\(loudness.method))"
-        return String(format: "%.1f LUFS", lufs) + method + String(format: "  %.1f dBTP", loudness.truePeak ?? -.infinity)
+        return String(cFormat: "%.1f LUFS", lufs) + method + String(cFormat: "  %.1f dBTP", loudness.truePeak ?? -.infinity)
     }
 }

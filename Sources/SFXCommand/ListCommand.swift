@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 import SFX
 import SFXMedia
 
@@ -46,16 +48,16 @@ enum ListCommand: Subcommand {
         let nameWidth = max(4, rows.map(\.name.count).max() ?? 0)
         let themeWidth = max(5, rows.map(\.theme.count).max() ?? 0)
         let classWidth = max(5, rows.map { $0.loudnessClass?.count ?? 1 }.max() ?? 0)
-        print("ID    " + "NAME".padding(toLength: nameWidth + 2, withPad: " ", startingAt: 0)
-              + "THEME".padding(toLength: themeWidth + 2, withPad: " ", startingAt: 0)
-              + "CLASS".padding(toLength: classWidth + 2, withPad: " ", startingAt: 0) + "DURATION  DESCRIPTION")
+        print("ID    " + "NAME".padded(to: nameWidth + 2)
+              + "THEME".padded(to: themeWidth + 2)
+              + "CLASS".padded(to: classWidth + 2) + "DURATION  DESCRIPTION")
         for row in rows {
             let id = row.id.map(String.init) ?? "-"
-            let duration = row.duration.map { String(format: "%6.3f s", $0) } ?? "       ?"
-            print(id.padding(toLength: 6, withPad: " ", startingAt: 0)
-                  + row.name.padding(toLength: nameWidth + 2, withPad: " ", startingAt: 0)
-                  + row.theme.padding(toLength: themeWidth + 2, withPad: " ", startingAt: 0)
-                  + (row.loudnessClass ?? "-").padding(toLength: classWidth + 2, withPad: " ", startingAt: 0)
+            let duration = row.duration.map { String(cFormat: "%6.3f s", $0) } ?? "       ?"
+            print(id.padded(to: 6)
+                  + row.name.padded(to: nameWidth + 2)
+                  + row.theme.padded(to: themeWidth + 2)
+                  + (row.loudnessClass ?? "-").padded(to: classWidth + 2)
                   + duration + "  " + (row.description ?? ""))
         }
         return 0

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
 import Glibc
 import Synchronization
 import SFX
@@ -75,27 +76,27 @@ final class LevelDisplay {
             for c in 0..<channels {
                 text += "\r\u{1B}[K" + Self.bar(average: reading.average[c], peak: reading.peak[c], label: Self.label(c, of: channels)) + "\n"
             }
-            FileHandle.standardError.write(Data(text.utf8))
+            writeToStandardError(text)
             drawn = true
         } else {
             let second = Int(seconds)
             guard second != lastSecond || final else { return }
             guard second > lastSecond else { return }
             lastSecond = second
-            FileHandle.standardError.write(Data((prefix + Self.line(reading, seconds: seconds, channels: channels) + "\n").utf8))
+            writeToStandardError(prefix + Self.line(reading, seconds: seconds, channels: channels) + "\n")
         }
     }
 
     /// "00:03  L -23.0 dBFS peak -20.0  R …"
     static func line(_ reading: LevelReading, seconds: Double, channels: Int) -> String {
         clock(seconds) + (0..<channels).map {
-            String(format: "  %@ %.1f dBFS peak %.1f", label($0, of: channels), reading.average[$0], reading.peak[$0])
+            "  \(label($0, of: channels)) " + String(cFormat: "%.1f dBFS peak %.1f", reading.average[$0], reading.peak[$0])
         }.joined()
     }
 
     static func clock(_ seconds: Double) -> String {
         let whole = Int(seconds)
-        return String(format: "%02d:%02d.%d", whole / 60, whole % 60, Int((seconds - Double(whole)) * 10))
+        return String(cFormat: "%02d:%02d.%d", whole / 60, whole % 60, Int((seconds - Double(whole)) * 10))
     }
 
     static func label(_ channel: Int, of channels: Int) -> String {
@@ -109,7 +110,7 @@ final class LevelDisplay {
         let mark = min(position(peak), width - 1)
         var cells = (0..<width).map { $0 < filled ? "#" : "." }
         if peak > -60 { cells[mark] = "|" }
-        return "\(label) [\(cells.joined())] " + String(format: "%6.1f dB  peak %6.1f", average, peak)
+        return "\(label) [\(cells.joined())] " + String(cFormat: "%6.1f dB  peak %6.1f", average, peak)
     }
 }
 
@@ -123,7 +124,7 @@ final class StopRequest: @unchecked Sendable {
     /// Watches standard input for a line (end of input is not a request: `< /dev/null` records on).
     func onEnterOrInterrupt() {
         interruption.onInterrupt {}
-        let thread = Thread { [self] in
+        Threads.start(name: "sfx-stdin") { [self] in
             var byte: UInt8 = 0
             while read(STDIN_FILENO, &byte, 1) == 1 {
                 if byte == UInt8(ascii: "\n") {
@@ -132,8 +133,6 @@ final class StopRequest: @unchecked Sendable {
                 }
             }
         }
-        thread.name = "sfx-stdin"
-        thread.start()
     }
 }
 

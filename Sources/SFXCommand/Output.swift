@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 
 func printJSON<T: Encodable>(_ value: T) throws {
     let encoder = JSONEncoder()
@@ -6,4 +8,4 @@ func printJSON<T: Encodable>(_ value: T) throws {
     print(String(decoding: try encoder.encode(value), as: UTF8.self))
 }
 
-func seconds(_ s: Double) -> String { String(format: "%.3f s", s) }
+func seconds(_ s: Double) -> String { String(cFormat: "%.3f s", s) }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
 import Glibc
 
 /// `sfx play`'s progress line on a terminal: one line, redrawn in place (carriage return and
@@ -17,8 +18,8 @@ struct ProgressBar {
         let state = paused ? "‖" : "▶"
         let times = "\(clock(elapsed)) / \(total.map(clock) ?? "?:??")"
         let fraction = total.map { $0 > 0 ? min(1, max(0, elapsed / $0)) : 0 }
-        let percent = fraction.map { String(format: "%3d%%", Int(($0 * 100).rounded(.down))) } ?? ""
-        let download = downloaded.map { String(format: "  ↓ %d%%", Int(($0 * 100).rounded(.down))) } ?? ""
+        let percent = fraction.map { String(cFormat: "%3d%%", Int(($0 * 100).rounded(.down))) } ?? ""
+        let download = downloaded.map { String(cFormat: "  ↓ %d%%", Int(($0 * 100).rounded(.down))) } ?? ""
         let fixed = 2 + times.count + 2 + 2 + 1 + percent.count + download.count
         let barWidth = max(0, min(50, width - fixed - 1))
         var bar = ""
@@ -34,7 +35,7 @@ struct ProgressBar {
     static func clock(_ seconds: Double) -> String {
         let whole = Int(max(0, seconds.isFinite ? seconds : 0).rounded(.down))
         let (h, m, s) = (whole / 3600, whole / 60 % 60, whole % 60)
-        return h > 0 ? String(format: "%d:%02d:%02d", h, m, s) : String(format: "%d:%02d", m, s)
+        return h > 0 ? String(cFormat: "%d:%02d:%02d", h, m, s) : String(cFormat: "%d:%02d", m, s)
     }
 
     /// The terminal's width on standard error, or 80.
@@ -46,9 +47,9 @@ struct ProgressBar {
 
     func draw(elapsed: Double, total: Double?, paused: Bool, downloaded: Double?) {
         let text = "\r" + Self.line(elapsed: elapsed, total: total, paused: paused, downloaded: downloaded, width: width) + "\u{1B}[K"
-        FileHandle.standardError.write(Data(text.utf8))
+        writeToStandardError(text)
     }
 
     /// Ends the line, so what follows starts on a new one.
-    func finish() { FileHandle.standardError.write(Data("\n".utf8)) }
+    func finish() { writeToStandardError("\n") }
 }

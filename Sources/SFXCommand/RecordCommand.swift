@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
 import Glibc
 import SFX
 import SFXMedia
@@ -129,7 +130,7 @@ enum RecordCommand: Subcommand {
         }
         switch last {
         case .finished(let url, let duration):
-            print("saved \(url.path) (\(String(format: "%.2f", duration)) s, \(settings.format.rawValue), \(size(url)))")
+            print("saved \(url.path) (\(String(cFormat: "%.2f", duration)) s, \(settings.format.rawValue), \(size(url)))")
             if recorder.overruns > 0 {
                 let count = recorder.overruns == 1 ? "1 overrun" : "\(recorder.overruns) overruns"
                 printError("\(count) (the capture fell behind and recovered): \(Self.missing(recorder.missingSeconds)) of sound is missing from the recording")
@@ -152,8 +153,8 @@ enum RecordCommand: Subcommand {
 
     /// "about 5.02 s", "about 12 ms", "less than 1 ms"
     static func missing(_ seconds: Double) -> String {
-        if seconds >= 0.1 { return String(format: "about %.2f s", seconds) }
-        if seconds >= 0.001 { return String(format: "about %.0f ms", seconds * 1_000) }
+        if seconds >= 0.1 { return String(cFormat: "about %.2f s", seconds) }
+        if seconds >= 0.001 { return String(cFormat: "about %.0f ms", seconds * 1_000) }
         return "less than 1 ms"
     }
 
@@ -161,7 +162,7 @@ enum RecordCommand: Subcommand {
     static func size(_ url: URL) -> String {
         var st = stat()
         guard stat(url.path, &st) == 0 else { return "? bytes" }
-        return st.st_size < 1_000_000 ? String(format: "%.1f kB", Double(st.st_size) / 1_000) : String(format: "%.1f MB", Double(st.st_size) / 1_000_000)
+        return st.st_size < 1_000_000 ? String(cFormat: "%.1f kB", Double(st.st_size) / 1_000) : String(cFormat: "%.1f MB", Double(st.st_size) / 1_000_000)
     }
 }
 

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 import SFX
 
 enum RecordingsCommand: Subcommand {
@@ -31,13 +33,11 @@ enum RecordingsCommand: Subcommand {
             print("no recordings in \(directory.path)")
             return 0
         }
-        let formatter = DateFormatter()
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
         let width = recordings.map(\.name.count).max() ?? 0
         for r in recordings {
-            let name = r.name.padding(toLength: width, withPad: " ", startingAt: 0)
-            let duration = r.duration.map { String(format: "%8.2f s", $0) } ?? "       ? s"
-            print("\(name)  \(formatter.string(from: r.date))  \(duration)  \((r.format ?? "?").padding(toLength: 6, withPad: " ", startingAt: 0))  \(r.size) bytes")
+            let name = r.name.padded(to: width)
+            let duration = r.duration.map { String(cFormat: "%8.2f s", $0) } ?? "       ? s"
+            print("\(name)  \(localDateTime(r.date, format: "%Y-%m-%d %H:%M:%S"))  \(duration)  \((r.format ?? "?").padded(to: 6))  \(r.size) bytes")
         }
         return 0
     }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
 import CSFXSystem
 import Glibc
 import SFX
@@ -137,7 +138,7 @@ enum RenderCommand: Subcommand {
             // With -o -, standard output is the file: the note goes to stderr.
             let note = "wrote \(output == "-" ? "standard output" : output) (\(chosen.rawValue)): \(frames) frames, "
                 + "\(seconds(Double(frames) / Double(audio.sampleRate))) at \(audio)"
-            if output == "-" { FileHandle.standardError.write(Data((note + "\n").utf8)) } else { print(note) }
+            if output == "-" { writeToStandardError(note + "\n") } else { print(note) }
         }
         return 0
     }
@@ -160,7 +161,7 @@ enum RenderCommand: Subcommand {
         do {
             encoder = try RecordingFile.create(partial, encoding: RecordingEncoding(format: .m4a, sampleRate: audio.sampleRate, channels: audio.channels))
         } catch {
-            throw Failure("\(error)".replacingOccurrences(of: partial.path, with: url.path))
+            throw Failure("\(error)".replacing(partial.path, with: url.path))
         }
         do {
             try samples.withUnsafeBufferPointer { try encoder.append($0) }
@@ -174,7 +175,7 @@ enum RenderCommand: Subcommand {
         } catch {
             encoder.abandon()
             unlink(partial.path)
-            throw Failure("\(error)".replacingOccurrences(of: partial.path, with: url.path))
+            throw Failure("\(error)".replacing(partial.path, with: url.path))
         }
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SFXDevice
 
 /// On a machine with no sound card, a running sound server is heard where sfx's virtual card

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SFX
 
 /// The library's `SettingError`s name a setting as Swift code spells it (`minDuration`,
@@ -41,9 +42,10 @@ enum SettingFlags {
         let name = flag(error.setting)
         var allowed = error.allowed
         // Word by word, so that a flag put in is never matched again ("rate" in "--rate").
-        let pattern = try! NSRegularExpression(pattern: "[A-Za-z][A-Za-z0-9.]*[A-Za-z0-9]")
-        for match in pattern.matches(in: allowed, range: NSRange(allowed.startIndex..., in: allowed)).reversed() {
-            guard let range = Range(match.range, in: allowed), allowed[range].contains(where: { $0.isUppercase || $0 == "." }),
+        let word = /[A-Za-z][A-Za-z0-9.]*[A-Za-z0-9]/
+        for match in allowed.matches(of: word).reversed() {
+            let range = match.range
+            guard allowed[range].contains(where: { $0.isUppercase || $0 == "." }),
                   let option = flags[String(allowed[range])] else { continue }
             allowed.replaceSubrange(range, with: "--\(option)")
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import CSFXSystem
 import Glibc
 import SFX
@@ -155,7 +155,7 @@ final class StandardInputAudio: @unchecked Sendable {
     /// `text` with the in-memory file's path (`/proc/self/fd/N`) named as the user gave it.
     static func named(_ text: String) -> String {
         guard let descriptor = shared.descriptor else { return text }
-        return text.replacingOccurrences(of: "/proc/self/fd/\(descriptor)", with: "standard input (-)")
+        return text.replacing("/proc/self/fd/\(descriptor)", with: "standard input (-)")
     }
 
     func path() throws -> RawFilePath {

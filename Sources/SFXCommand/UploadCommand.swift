@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Dispatch
 import Glibc
 import SFX
 
@@ -80,7 +82,7 @@ enum UploadCommand: Subcommand {
                 return .failure(error)
             }
         }
-        if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+        if terminal { writeToStandardError("\n") }
         switch outcome {
         case .success(let response):
             if !arguments.flag(quiet) { print("uploaded \(file.path) as \(response.contentType): \(response.status)") }
@@ -99,8 +101,8 @@ enum UploadCommand: Subcommand {
             guard let colon = line.firstIndex(of: ":"), colon != line.startIndex else {
                 throw UsageError(message: "\(origin) '\(line.prefix(80))' is not a header; give it as 'Name: value', e.g. 'Authorization: Bearer abc123'", command: spec)
             }
-            let name = line[..<colon].trimmingCharacters(in: .whitespaces)
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            let name = line[..<colon].trimmed
+            let value = line[line.index(after: colon)...].trimmed
             if let same = headers.keys.first(where: { $0.lowercased() == name.lowercased() }) {
                 throw UsageError(message: "--header \(name) is given twice (as \(same) too); give each header once", command: spec)
             }
@@ -114,7 +116,7 @@ enum UploadCommand: Subcommand {
             let path = String(value.dropFirst())
             let text = try readHeaderFile(path)
             for line in text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
-                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                let trimmed = line.trimmed
                 if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
                 try add(Substring(trimmed), from: "--header @\(path): line")
             }
@@ -147,7 +149,7 @@ private func showProgress(_ sent: Int64, _ total: Int64) {
     let fraction = total > 0 ? Double(sent) / Double(total) : 0
     let filled = Int(fraction * 30)
     let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
-    FileHandle.standardError.write(Data("\r\u{1B}[K[\(bar)] \(Int(fraction * 100))%  \(sent)/\(total) bytes".utf8))
+    writeToStandardError("\r\u{1B}[K[\(bar)] \(Int(fraction * 100))%  \(sent)/\(total) bytes")
 }
 
 /// Runs async work to its end from synchronous code (the command's main thread).

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 import SFXCore
 
 /// A volume as the user writes it: a linear factor (`0.5`, as sox's `-v` takes it) or decibels
@@ -36,10 +38,10 @@ enum Volume {
     /// `text` as a linear factor in 0…maximumGain, or nil. A `dB` suffix (any case) means
     /// decibels; so does every number when `decibels` is set.
     static func parse(_ text: String, decibels: Bool) -> Double? {
-        var number = text.trimmingCharacters(in: .whitespaces)
+        var number = text.trimmed
         var isDecibels = decibels
         if number.lowercased().hasSuffix("db") {
-            number = String(number.dropLast(2)).trimmingCharacters(in: .whitespaces)
+            number = String(number.dropLast(2)).trimmed
             isDecibels = true
         }
         if number.hasPrefix("+") { number.removeFirst() }

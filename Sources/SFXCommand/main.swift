@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
 import Glibc
 import SFX
 import SFXMedia
@@ -84,20 +85,20 @@ func commandLineMessage(_ error: any Error) -> String {
         let (length, most) = MediaError.distinct(seconds, limit)
         return "\(subject): is \(length) s long, over the \(most) s a sound held in memory may last; \(instead)"
     case .tooLarge:
-        return media.description.replacingOccurrences(of: "shorten it, or raise CueLimits.maximumBytes", with: "shorten it, or \(instead)")
+        return media.description.replacing("shorten it, or raise CueLimits.maximumBytes", with: "shorten it, or \(instead)")
     default:
         return media.description
     }
 }
 
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data("sfx: \(message)\n".utf8))
+    writeToStandardError("sfx: \(message)\n")
 }
 
 @MainActor
 func runMain(_ argv: [String]) -> Int32 {
     guard let first = argv.first else {
-        FileHandle.standardError.write(Data((mainHelp + "\n").utf8))
+        writeToStandardError(mainHelp + "\n")
         return 64
     }
     switch first {
@@ -129,7 +130,7 @@ func runMain(_ argv: [String]) -> Int32 {
         return try SettingFlags.mapping(arguments) { try command.run(arguments) }
     } catch let error as UsageError {
         printError(error.message)
-        if let spec = error.command { FileHandle.standardError.write(Data("usage: \(spec.usageLine)\n  see 'sfx \(spec.name) --help'\n".utf8)) }
+        if let spec = error.command { writeToStandardError("usage: \(spec.usageLine)\n  see 'sfx \(spec.name) --help'\n") }
         return 64
     } catch {
         printError(StandardInputAudio.named(commandLineMessage(error)))

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// The master bus's last stage: a peak limiter, then a soft clip.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Everything the mixer needs to start one voice.
 ///

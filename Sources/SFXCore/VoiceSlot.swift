@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// One slot of the mixer's preallocated voice table: a cue (or a stream ring) being read, with its
 /// smoothed channel gains, its fade envelope, its pause ramp and its rate. Plain data only, so the

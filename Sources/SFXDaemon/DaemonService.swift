@@ -1,5 +1,6 @@
 import CSFXSystem
-import Foundation
+import FoundationEssentials
+import SFXSystem
 import Glibc
 import Synchronization
 import SFX
@@ -318,7 +319,7 @@ public final class DaemonService: Sendable {
     /// Throws, naming the limit, when `bytes` more would take `uid` or everyone past the
     /// daemon's memory for clients' sounds (`freeing`: a sound the new one replaces).
     private func admit(_ bytes: Int, label: String, uid: uid_t, freeing: (uid: uid_t, bytes: Int)?, in holdings: Holdings) throws(RequestError) {
-        func mb(_ n: Int) -> String { String(format: "%.1f MB", Double(n) / 1_048_576) }
+        func mb(_ n: Int) -> String { String(cFormat: "%.1f MB", Double(n) / 1_048_576) }
         let mine = holdings.bytes(of: uid) - (freeing?.uid == uid ? freeing!.bytes : 0)
         let all = holdings.bytes(of: nil) - (freeing?.bytes ?? 0)
         if mine + bytes > limits.soundBytesPerClient {

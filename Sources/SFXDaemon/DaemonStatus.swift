@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 import SFX
 
 /// What `sfx status` shows, from the daemon or from an engine opened in-process.
@@ -102,12 +104,12 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         let periods = periodFrames > 0 ? bufferFrames / periodFrames : 0
         lines.append("device: \(device)" + (deviceProblem.map { " — not open: \($0)" } ?? ""))
         lines.append("format: \(format) \(sampleRate) Hz \(channels) ch, period \(periodFrames) × \(periods) = buffer \(bufferFrames) frames")
-        lines.append("latency: ≤ \(String(format: "%.2f", latencyMilliseconds)) ms from a play to the DAC; output "
-                     + (outputLatencyMilliseconds.map { String(format: "%.2f ms", $0) + " (queued, and the device's or the server's own)" } ?? (deviceProblem == nil ? "not known while the device is closed (it opens for the next sound)" : "unknown: no device")))
+        lines.append("latency: ≤ \(String(cFormat: "%.2f", latencyMilliseconds)) ms from a play to the DAC; output "
+                     + (outputLatencyMilliseconds.map { String(cFormat: "%.2f ms", $0) + " (queued, and the device's or the server's own)" } ?? (deviceProblem == nil ? "not known while the device is closed (it opens for the next sound)" : "unknown: no device")))
         lines.append("xruns: \(xruns)")
         lines.append("voices active: \(activeVoices)")
         lines.append("sounds loaded: \(systemSoundsLoaded) system, \(customSoundsLoaded) custom\(customSounds.isEmpty ? "" : " (" + customSounds.joined(separator: ", ") + ")")"
-                     + (customSoundBytes.map { $0 > 0 ? String(format: ", clients' %.1f MB", Double($0) / 1_048_576) : "" } ?? ""))
+                     + (customSoundBytes.map { $0 > 0 ? String(cFormat: ", clients' %.1f MB", Double($0) / 1_048_576) : "" } ?? ""))
         lines.append("mute: " + (muted ? "muted — " + muteSources.joined(separator: "; ") : "not muted") + " (sfx's flag \(muteFlag ? "on" : "off"))")
         lines.append("haptics: \(hapticBackend)")
         lines.append("SCHED_FIFO: " + (schedFIFO.map { $0 ? "granted" : "refused (normal priority)" } ?? "not tried yet"))
@@ -121,7 +123,7 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         let periods = periodFrames > 0 ? bufferFrames / periodFrames : 0
         let priority = schedFIFO.map { $0 ? "SCHED_FIFO" : "normal priority (SCHED_FIFO refused)" } ?? "SCHED_FIFO not tried yet"
         return "\(device): \(format) \(sampleRate) Hz \(channels) ch, period \(periodFrames) × \(periods) = buffer \(bufferFrames) frames, "
-            + "latency ≤ \(String(format: "%.2f", latencyMilliseconds)) ms, \(priority), \(xruns) xruns, \(activeVoices) voices playing"
+            + "latency ≤ \(String(cFormat: "%.2f", latencyMilliseconds)) ms, \(priority), \(xruns) xruns, \(activeVoices) voices playing"
     }
 
     static func duration(_ seconds: Double) -> String {

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 import SFXMedia
 
 /// The daemon's own file, `$XDG_CONFIG_HOME/sfx/serve.conf` (default `~/.config/sfx/serve.conf`),
@@ -24,7 +26,7 @@ public struct ServeConfiguration: Sendable, Equatable {
         if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
             base = URL(filePath: config)
         } else {
-            base = URL(filePath: environment["HOME"] ?? NSHomeDirectory()).appending(path: ".config")
+            base = URL(filePath: environment["HOME"] ?? homeDirectory()).appending(path: ".config")
         }
         return base.appending(path: "sfx/serve.conf")
     }

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 import SFX
 
 /// The fields of a play that place it in the world and filter it, and of the `filter` request
@@ -32,7 +34,7 @@ public enum WorldFields {
         guard parts.count == 3 else { return nil }
         var values: [Float] = []
         for part in parts {
-            guard let value = Double(part.trimmingCharacters(in: .whitespaces)), value.isFinite,
+            guard let value = Double(part.trimmed), value.isFinite,
                   abs(value) <= Double(Float.greatestFiniteMagnitude) else { return nil }
             values.append(Float(value))
         }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
 import Glibc
 
 /// A device name that names a card, resolved against the cards there are now: which card it is
@@ -77,7 +78,7 @@ public struct CardName: Sendable, Equatable {
     /// The id of card `index` (`<root>/card<index>/id`), or nil when there is no such card.
     public static func cardID(index: Int, asoundRoot: String = "/proc/asound") -> String? {
         guard index >= 0, let text = try? String(contentsOfFile: "\(asoundRoot)/card\(index)/id", encoding: .utf8) else { return nil }
-        let id = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let id = text.trimmed
         return id.isEmpty ? nil : id
     }
 
@@ -108,9 +109,9 @@ public struct CardName: Sendable, Equatable {
         for sub in subdevices {
             guard let status = try? String(contentsOfFile: "\(pcm)/\(sub)/status", encoding: .utf8) else { continue }
             for line in status.split(separator: "\n") where line.hasPrefix("owner_pid") {
-                guard let value = line.split(separator: ":").last.flatMap({ Int32($0.trimmingCharacters(in: .whitespaces)) }) else { continue }
+                guard let value = line.split(separator: ":").last.flatMap({ Int32($0.trimmed) }) else { continue }
                 let command = (try? String(contentsOfFile: "\(procRoot)/\(value)/comm", encoding: .utf8))?
-                    .trimmingCharacters(in: .whitespacesAndNewlines)
+                    .trimmed
                 return (value, command.flatMap { $0.isEmpty ? nil : $0 })
             }
         }

@@ -1,5 +1,5 @@
 import CSFXUdev
-import Foundation
+import FoundationEssentials
 import Glibc
 import Synchronization
 

@@ -1,6 +1,6 @@
 import CALSA
 import CSFXALSA
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Why a device did not open (or stopped), sorted by what fixes it, with its one line.

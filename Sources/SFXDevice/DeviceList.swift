@@ -1,5 +1,5 @@
 import CALSA
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// An ALSA PCM that can play, as `sfx devices` lists it.

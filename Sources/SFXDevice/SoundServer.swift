@@ -1,6 +1,6 @@
 import CSFXALSA
 import CSFXPulse
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// A sound server that ALSA's `default` may lead to: PipeWire (through the `pipewire` ALSA

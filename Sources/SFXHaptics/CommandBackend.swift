@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Vibration by running a program of the user's choice, for hardware sfx has no backend for.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Rumble through the Linux force-feedback interface of an evdev device: game pads, and phones or

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Dispatch
 import Glibc
 
 /// An alert's visual channel: something that flashes for people who cannot hear the sound — a
@@ -60,10 +62,10 @@ public final class LEDFlashBackend: FlashBackend, @unchecked Sendable {
     public func maxBrightness() -> Result<Int, HapticError> {
         let file = "\(directory)/max_brightness"
         guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-            return .failure(HapticError("\(file) is missing or unreadable — name an LED listed under \((directory as NSString).deletingLastPathComponent)"))
+            return .failure(HapticError("\(file) is missing or unreadable — name an LED listed under \(directory.directoryPart)"))
         }
-        guard let value = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), value > 0 else {
-            return .failure(HapticError("\(file) holds '\(text.trimmingCharacters(in: .whitespacesAndNewlines))', not a positive number — this is not an LED class device"))
+        guard let value = Int(text.trimmed), value > 0 else {
+            return .failure(HapticError("\(file) holds '\(text.trimmed)', not a positive number — this is not an LED class device"))
         }
         return .success(value)
     }
@@ -71,7 +73,7 @@ public final class LEDFlashBackend: FlashBackend, @unchecked Sendable {
     public func flash(_ pattern: FlashPattern, caption: String) throws(HapticError) {
         let maximum = try maxBrightness().get()
         let file = "\(directory)/brightness"
-        let before = (try? String(contentsOfFile: file, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+        let before = (try? String(contentsOfFile: file, encoding: .utf8)).flatMap { Int($0.trimmed) } ?? 0
         let stop = HapticStopSignal()
         do {
             for _ in 0..<pattern.count {
@@ -130,7 +132,7 @@ public final class CommandFlashBackend: FlashBackend, @unchecked Sendable {
         DispatchQueue.global().asyncAfter(deadline: .now() + limit) { timeUp.signal() }
         guard let status = program.waitForExit(until: timeUp) else {
             program.end(graceMilliseconds: CommandBackend.killDelayMilliseconds)
-            throw HapticError("flash command \(path) was still running after \(String(format: "%.1f", limit)) s and was stopped; make it exit once it has flashed")
+            throw HapticError("flash command \(path) was still running after \(String(cFormat: "%.1f", limit)) s and was stopped; make it exit once it has flashed")
         }
         let exitedNormally = status & 0x7f == 0
         let exitCode = (status >> 8) & 0xff

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 
 /// One way to make a device vibrate: evdev rumble, a GPIO line, a sysfs vibrator, a command or a
 /// callback. `Vibrator` drives exactly one backend and never knows which.
@@ -84,33 +86,29 @@ extension SwitchedHapticBackend {
 /// (returning false at once), so a cancelled pattern stops within microseconds, not at the end of
 /// its current segment.
 public final class HapticStopSignal: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = MonotonicCondition()
     private var signalled = false
 
     public init() {}
 
     /// Asks the pattern to stop. Wakes a waiting `wait(milliseconds:)`.
     public func signal() {
-        condition.lock()
-        signalled = true
-        condition.broadcast()
-        condition.unlock()
+        condition.withLock {
+            signalled = true
+            condition.broadcast()
+        }
     }
 
-    public var isSignalled: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return signalled
-    }
+    public var isSignalled: Bool { condition.withLock { signalled } }
 
     /// Waits `milliseconds`; false when stopped first.
     public func wait(milliseconds: Int) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: Double(milliseconds) / 1000)
-        condition.lock()
-        defer { condition.unlock() }
-        while !signalled {
-            if !condition.wait(until: deadline) { return !signalled }
+        let deadline = MonotonicCondition.now() + Double(milliseconds) / 1000
+        return condition.withLock {
+            while !signalled {
+                if !condition.wait(untilMonotonic: deadline) { return !signalled }
+            }
+            return false
         }
-        return false
     }
 }

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 
 /// Where to look for vibration hardware, and which optional backends to offer.
 ///
@@ -96,7 +98,7 @@ public struct HapticDetectionReport: Sendable, CustomStringConvertible {
 
     public var description: String {
         entries.map { entry in
-            let name = entry.kind.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
+            let name = entry.kind.rawValue.padded(to: 10)
             switch entry.availability {
             case .available(let target): return "\(name)available: \(target)"
             case .unavailable(let reason): return "\(name)\(reason)"

@@ -1,5 +1,6 @@
 import CSFXSystem
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A haptics failure as one line that names the device and says how to fix it.
 ///

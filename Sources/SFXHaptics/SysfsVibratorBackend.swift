@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 
 /// A vibrator exposed in sysfs, as phones and tablets running mainline or Android kernels have it.
 ///
@@ -102,7 +104,7 @@ public final class SysfsVibratorBackend: SwitchedHapticBackend, @unchecked Senda
                 ledProblem = ledProblem ?? HapticError("\(trigger) is missing or unreadable — check the LED name under \(ledsDirectory)")
                 continue
             }
-            let offered = triggers.split(whereSeparator: \.isWhitespace).map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) }
+            let offered = triggers.split(whereSeparator: \.isWhitespace).map { $0.trimmed(of: "[]") }
             guard offered.contains("transient") else {
                 ledProblem = ledProblem ?? HapticError("\(trigger) does not offer 'transient' — load it with: modprobe ledtrig-transient")
                 continue

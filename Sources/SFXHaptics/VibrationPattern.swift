@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 
 /// A vibration: timed segments, each either on at some amplitude or off.
 ///
@@ -99,7 +101,7 @@ public struct VibrationPattern: Sendable, Equatable, CustomStringConvertible {
     /// `amplitude` is one value for every on segment (`"0.6"`) or one value per duration
     /// (`"1,0,0.5"`); `repeatIndex` is as in `waveform`. Each error is one line naming the bad part.
     public init(parsing text: String, amplitude: String? = nil, repeatIndex: Int = -1) throws(PatternError) {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmed
         guard !trimmed.isEmpty else { throw PatternError("the vibration pattern is empty — give on/off durations in ms, e.g. 200,100,200") }
         if amplitude == nil, repeatIndex == -1, let named = Self.named(trimmed) {
             self = named
@@ -119,7 +121,7 @@ public struct VibrationPattern: Sendable, Equatable, CustomStringConvertible {
     private static func numbers<Number>(in text: String, what: String, _ convert: (String) -> Number?) throws(PatternError) -> [Number] {
         var numbers: [Number] = []
         for field in text.split(separator: ",", omittingEmptySubsequences: false) {
-            let trimmed = field.trimmingCharacters(in: .whitespaces)
+            let trimmed = field.trimmed
             guard let number = convert(trimmed) else {
                 let shown = trimmed.isEmpty ? "an empty field" : "'\(trimmed)'"
                 let example = what == "duration" ? "200,100,200" : "0.5 or 1,0,0.5"

@@ -1,5 +1,6 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// Plays vibration patterns on one haptic backend: the object the engine and the `sfx` command use.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The MIME type of a file from its content (magic bytes), never from its name: what an upload
 /// sends as `Content-Type`.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SFXCore
 
 /// How long and how large a sound may be to become a cue (cues live in memory for their whole life).

@@ -1,5 +1,6 @@
 import CSndFile
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What a sound file is, read from its content (never from its name): container, encoding,
 /// rate, channels, length, and the MIME type and file extension that match.

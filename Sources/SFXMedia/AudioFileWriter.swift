@@ -1,5 +1,6 @@
 import CSndFile
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The file formats `AudioFileWriter` writes.
 public enum AudioFileEncoding: String, Sendable, Codable, CaseIterable {

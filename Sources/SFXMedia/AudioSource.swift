@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A decoder that hands out interleaved float frames at the source's own rate and channels, one
 /// block at a time: libsndfile (`SoundFile`, which reads through mpg123 for MP3) for what it

@@ -1,5 +1,6 @@
 import CFFmpeg
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Bytes FFmpeg reads through a custom AVIO context: a regular file sfx opened and checked
 /// itself (`FileBytes`), or a download still arriving (SFX's streaming download).

@@ -1,8 +1,8 @@
 import CSFXCurl
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import FoundationEssentials
+import SFXSystem
+import Dispatch
+import Glibc
 import Synchronization
 
 /// An HTTP(S) download kept in a private unnamed file as it arrives, which readers can decode
@@ -11,8 +11,9 @@ import Synchronization
 /// The transfer is libcurl's (CSFXCurl's `sfx_curl_download`) on a thread of its own, and each
 /// piece of the body goes from libcurl's receive buffer straight into the file: nothing queues
 /// in memory, so a body that arrives faster than the disk takes it waits in the socket, and
-/// memory stays at a few buffers whatever the body. (URLSession's delegate queue held every
-/// piece not yet written: an endless body on loopback grew it by 20 MB a second.)
+/// memory stays at a few buffers whatever the body. (A queue between the transfer and the file
+/// would hold every piece not yet written: one did, and grew by 20 MB a second with an endless
+/// body on loopback.)
 ///
 /// The file is made with O_TMPFILE (no name anyone could open or plant a link at, mode 0600)
 /// in the temporary directory, and disappears with the last descriptor. The body may be at most
@@ -51,9 +52,7 @@ public final class HTTPDownload: @unchecked Sendable {
         }
         let (descriptor, directory) = try HTTPDownload.privateFile(url: url)
         transfer = Transfer(url: url, descriptor: descriptor, directory: directory, maximumBytes: maximumBytes)
-        let thread = Thread { [transfer, stallTimeout] in transfer.run(stallSeconds: max(1, Int(stallTimeout.rounded(.up)))) }
-        thread.name = "sfx-download"
-        thread.start()
+        Threads.start(name: "sfx-download") { [transfer, stallTimeout] in transfer.run(stallSeconds: max(1, Int(stallTimeout.rounded(.up)))) }
     }
 
     /// Stops the transfer when its reader is gone (a transfer holds the file, not the download).
@@ -72,7 +71,7 @@ public final class HTTPDownload: @unchecked Sendable {
     /// Waits until the server has answered with a success status and sent `bytes` bytes (or all
     /// of a shorter body), or throws the download's failure.
     public func waitForData(_ bytes: Int64, timeout: Double) throws(DownloadError) {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = MonotonicCondition.now() + timeout
         let changed = transfer.changed
         changed.lock()
         defer { changed.unlock() }
@@ -80,25 +79,13 @@ public final class HTTPDownload: @unchecked Sendable {
             let now = transfer.state.withLock { $0 }
             if let error = now.error { throw error }
             if now.responded && (now.received >= bytes || now.finished) { return }
-            if Date() >= deadline { throw DownloadError(url: url, reason: .stalled(seconds: timeout)) }
-            _ = changed.wait(until: min(deadline, Date().addingTimeInterval(0.1)))
+            if MonotonicCondition.now() >= deadline { throw DownloadError(url: url, reason: .stalled(seconds: timeout)) }
+            _ = changed.wait(seconds: min(0.1, deadline - MonotonicCondition.now()))
         }
     }
 
     /// A reader's own view of the bytes, from the start.
     public func bytes() -> any ByteSource { Bytes(self) }
-
-    static func classify(_ error: NSError, stallTimeout: Double) -> DownloadError.Reason {
-        switch TransferFailure(error) {
-        case .hostNotFound: return .hostNotFound
-        case .refused: return .refused
-        case .tls(let detail): return .tls(detail)
-        case .timedOut: return .stalled(seconds: stallTimeout)
-        case .dropped: return .dropped
-        case .headerTooLarge: return .headerTooLarge
-        case .other(let detail): return .failed(detail)
-        }
-    }
 
     /// An unnamed 0600 file in $TMPDIR (else /tmp), and that directory.
     private static func privateFile(url: URL) throws -> (Int32, String) {
@@ -129,7 +116,7 @@ public final class HTTPDownload: @unchecked Sendable {
         let directory: String
         let maximumBytes: Int64
         let state = Mutex(State())
-        let changed = NSCondition()
+        let changed = MonotonicCondition()
         let cancelled = Atomic<Bool>(false)
         /// The transfer thread's own count (the state's is for readers).
         private var written: Int64 = 0
@@ -165,7 +152,7 @@ public final class HTTPDownload: @unchecked Sendable {
 
         private func begin(status: Int, length: Int64) -> Bool {
             guard (200..<300).contains(status) else {
-                fail(.httpStatus(status, HTTPURLResponse.localizedString(forStatusCode: status)))
+                fail(.httpStatus(status, HTTPStatus.reasonPhrase(status)))
                 return false
             }
             if length > maximumBytes {
@@ -235,6 +222,7 @@ public final class HTTPDownload: @unchecked Sendable {
                 }
             case Int32(SFX_CURL_HEADER_TOO_LARGE): fail(.headerTooLarge)
             case Int32(SFX_CURL_REDIRECTS): fail(.failed("more than 10 redirects (\(detail)); check the URL"))
+            case Int32(SFX_CURL_UNAVAILABLE): fail(.unsupported(detail))
             default: fail(.failed(detail))
             }
         }
@@ -271,7 +259,7 @@ public final class HTTPDownload: @unchecked Sendable {
 
         func read(into buffer: UnsafeMutablePointer<UInt8>, count: Int) -> Int {
             let transfer = download.transfer
-            let deadline = Date().addingTimeInterval(download.stallTimeout)
+            let deadline = MonotonicCondition.now() + download.stallTimeout
             transfer.changed.lock()
             while true {
                 let now = transfer.state.withLock { $0 }
@@ -295,8 +283,8 @@ public final class HTTPDownload: @unchecked Sendable {
                     transfer.changed.unlock()
                     return 0
                 }
-                if Date() >= deadline { break }
-                _ = transfer.changed.wait(until: min(deadline, Date().addingTimeInterval(0.1)))
+                if MonotonicCondition.now() >= deadline { break }
+                _ = transfer.changed.wait(seconds: min(0.1, deadline - MonotonicCondition.now()))
             }
             transfer.changed.unlock()
             // The reader gave up; when the transfer too has had nothing for as long, it has
@@ -336,7 +324,7 @@ public struct DownloadLimits: Sendable, Equatable {
         let units: [(Int64, String)] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
         for (size, name) in units where bytes >= size {
             let value = Double(bytes) / Double(size)
-            return value == value.rounded() ? "\(Int64(value)) \(name)" : "\(String(format: "%.1f", value)) \(name)"
+            return value == value.rounded() ? "\(Int64(value)) \(name)" : "\(String(cFormat: "%.1f", value)) \(name)"
         }
         return "\(bytes) bytes"
     }
@@ -350,9 +338,9 @@ public struct DownloadLimits: Sendable, Equatable {
 
     /// A duration as sfx.conf writes it: seconds, or a number with s, min or h ("90min", "4h").
     public static func parseSeconds(_ text: String) -> Double? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let trimmed = text.trimmed.lowercased()
         for (suffix, scale) in [("min", 60.0), ("h", 3600.0), ("s", 1.0)] where trimmed.hasSuffix(suffix) {
-            guard let value = Double(trimmed.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)), value > 0, value.isFinite else { return nil }
+            guard let value = Double(trimmed.dropLast(suffix.count).trimmed), value > 0, value.isFinite else { return nil }
             return value * scale
         }
         guard let value = Double(trimmed), value > 0, value.isFinite else { return nil }
@@ -361,7 +349,7 @@ public struct DownloadLimits: Sendable, Equatable {
 
     /// A size as sfx.conf writes it: bytes, or a number with K, M or G (KiB, MiB, GiB; "512M").
     public static func parseBytes(_ text: String) -> Int64? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmed
         let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
         var digits = Substring(trimmed)
         var unit: Int64 = 1
@@ -420,45 +408,37 @@ public struct DownloadError: Error, Sendable, Equatable, CustomStringConvertible
     }
 }
 
-/// What a failed URLSession transfer (FoundationNetworking over libcurl) means, from its error:
-/// what downloads and uploads both tell in their one line.
+/// What a failed transfer (libcurl's, through CSFXCurl) means, from its SFX_CURL_ kind: what
+/// downloads and uploads both tell in their one line.
 public enum TransferFailure: Sendable, Equatable {
     case hostNotFound
     case refused
     case tls(String)
-    /// Nothing sent or received for the request's timeout.
+    /// Nothing sent or received for the transfer's stall timeout.
     case timedOut
     case dropped
     /// A response header line over libcurl's limit (CURL_MAX_HTTP_HEADER, 100 KB), which
-    /// libcurl 7.x reports as CURLE_OUT_OF_MEMORY and FoundationNetworking as "Out of memory".
+    /// libcurl 7.x reports as CURLE_OUT_OF_MEMORY ("Out of memory").
     case headerTooLarge
+    /// More than 10 redirects.
+    case redirects(String)
+    /// libcurl.so.4 cannot be loaded: the line says what to install.
+    case unavailable(String)
     case other(String)
 
-    public init(_ error: any Error) {
-        let error = error as NSError
-        let text = error.localizedDescription
-        switch error.code {
-        case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed:
-            self = .hostNotFound
-        case NSURLErrorSecureConnectionFailed, NSURLErrorServerCertificateUntrusted, NSURLErrorServerCertificateHasBadDate,
-             NSURLErrorServerCertificateHasUnknownRoot, NSURLErrorServerCertificateNotYetValid,
-             NSURLErrorClientCertificateRejected, NSURLErrorClientCertificateRequired:
-            self = .tls(text)
-        case NSURLErrorTimedOut:
-            self = .timedOut
-        case NSURLErrorNetworkConnectionLost:
-            self = .dropped
-        case NSURLErrorCannotConnectToHost:
-            self = .refused
-        default:
-            let lower = text.lowercased()
-            if lower.contains("out of memory") || lower.contains("bytes header") || lower.contains("header too large") {
-                self = .headerTooLarge
-            } else if lower.contains("ssl") || lower.contains("certificate") {
-                self = .tls(text)
-            } else {
-                self = .other(text.isEmpty ? "error \(error.code) in \(error.domain)" : text)
-            }
+    /// The failure of a transfer that ended with `kind` (an SFX_CURL_ value other than OK,
+    /// ABORTED and READ) and libcurl's words `detail`.
+    public init(kind: Int32, detail: String) {
+        switch kind {
+        case Int32(SFX_CURL_HOST_NOT_FOUND): self = .hostNotFound
+        case Int32(SFX_CURL_REFUSED): self = .refused
+        case Int32(SFX_CURL_TLS): self = .tls(detail)
+        case Int32(SFX_CURL_TIMED_OUT): self = .timedOut
+        case Int32(SFX_CURL_DROPPED): self = .dropped
+        case Int32(SFX_CURL_HEADER_TOO_LARGE): self = .headerTooLarge
+        case Int32(SFX_CURL_REDIRECTS): self = .redirects(detail)
+        case Int32(SFX_CURL_UNAVAILABLE): self = .unavailable(detail)
+        default: self = .other(detail.isEmpty ? "libcurl failed (kind \(kind))" : detail)
         }
     }
 

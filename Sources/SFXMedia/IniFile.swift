@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 
 /// A reader for the INI-style files of the freedesktop specifications (`index.theme`, `.desktop`).
 ///

@@ -1,5 +1,7 @@
 import CFFmpeg
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 
 /// The loop region a music file's tags give, as SDL_mixer and games read them: `LOOPSTART` and
 /// `LOOPLENGTH` (or `LOOPEND`, exclusive), in the file's own frames. Ogg Vorbis and Opus and
@@ -21,7 +23,7 @@ public enum LoopTags {
 
     /// The region the tags' texts give (frames; `end` is exclusive), clamped to `frames` when known.
     static func region(start: String?, length: String?, end: String?, frames: Int64?) -> Range<Int64>? {
-        func number(_ text: String?) -> Int64? { text.flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) } }
+        func number(_ text: String?) -> Int64? { text.flatMap { Int64($0.trimmed) } }
         guard let first = number(start), first >= 0 else { return nil }
         var last: Int64
         if let length = number(length), length > 0 {

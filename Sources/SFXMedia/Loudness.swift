@@ -1,5 +1,6 @@
 import CEBUR128
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// How loud a sound is, by EBU R128 (ITU-R BS.1770-4), measured by libebur128: the K-weighted,
 /// gated loudness in LUFS, the loudest 400 ms window, and the true peak in dBTP.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SFXCore
 
 /// Bringing a sound to a target loudness when it is loaded, so that effects from mixed sources

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The length of an MP3 recording as it grows, kept in its first frame.
 ///

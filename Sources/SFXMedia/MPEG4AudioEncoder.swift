@@ -1,5 +1,6 @@
 import CFFmpeg
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A recording in M4A: AAC-LC (FFmpeg's native encoder, planar float in) in fragmented MPEG-4
 /// (libavformat's `ipod` muxer with `movflags=empty_moov+default_base_moof` and

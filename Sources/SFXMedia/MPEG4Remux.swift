@@ -1,5 +1,7 @@
 import CFFmpeg
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 
 /// Rewrites a complete fragmented M4A as a standard one, the packets copied (never re-encoded):
 /// one `moov` with the durations and the sample tables, placed before the `mdat` (libavformat's
@@ -51,7 +53,7 @@ enum MPEG4Remux {
 
     /// Creates a new file beside `path` (its directory, a hidden name with 64 random bits).
     private static func createBeside(_ path: String, mode: mode_t) throws -> (Int32, String) {
-        let name = (path as NSString).lastPathComponent
+        let name = path.fileName
         let directory = directoryOf(path)
         var code: Int32 = EEXIST
         for _ in 0..<8 {
@@ -69,7 +71,7 @@ enum MPEG4Remux {
     }
 
     private static func directoryOf(_ path: String) -> String {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = path.directoryPart
         return directory.isEmpty ? "." : directory
     }
 

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 
 /// Why a sound could not be loaded, inspected, written or found, as one line a person can act on.
 ///
@@ -102,7 +104,7 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
             return "is \(length) s long, over the \(limitText) s cue limit; "
                 + "cues are short sounds held in memory: play it with a Player (streamed), or raise CueLimits.maximumDuration to load it anyway"
         case .tooLarge(let channels, let rate, let seconds, let bytes, let format, let limit):
-            let length = seconds.map { String(format: "%.1f s", $0) } ?? "longer than its header says"
+            let length = seconds.map { String(cFormat: "%.1f s", $0) } ?? "longer than its header says"
             let limitText = "the \(MediaError.megabytes(Int64(limit))) cue memory limit"
             let size = bytes == Int64.max ? "more than \(limitText)" : "\(MediaError.megabytes(bytes)), over \(limitText)"
             return "has \(channels) ch at \(rate) Hz, \(length): as a cue at \(format) it would take \(size); "
@@ -138,18 +140,18 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
     /// as it is ("30"), the value with as many decimals as that takes, from one to six ("30.02"
     /// over "30", never "30.0" over "30.0").
     public static func distinct(_ value: Double, _ limit: Double) -> (value: String, limit: String) {
-        var limitText = String(format: "%.6f", limit)
+        var limitText = String(cFormat: "%.6f", limit)
         while limitText.hasSuffix("0") { limitText.removeLast() }
         if limitText.hasSuffix(".") { limitText.removeLast() }
         for decimals in 1...6 {
-            let text = String(format: "%.\(decimals)f", value)
-            if value == limit || Double(text) != Double(String(format: "%.\(decimals)f", limit)) { return (text, limitText) }
+            let text = String(cFormat: "%.\(decimals)f", value)
+            if value == limit || Double(text) != Double(String(cFormat: "%.\(decimals)f", limit)) { return (text, limitText) }
         }
-        return (String(format: "%.6f", value), limitText)
+        return (String(cFormat: "%.6f", value), limitText)
     }
 
     /// "12.3 MB" (decimal megabytes).
-    static func megabytes(_ bytes: Int64) -> String { String(format: "%.1f MB", Double(bytes) / 1_000_000) }
+    static func megabytes(_ bytes: Int64) -> String { String(cFormat: "%.1f MB", Double(bytes) / 1_000_000) }
 
     /// The error for a path whose `stat` mode is not a regular file, or nil when it is one.
     static func notRegular(mode: mode_t, path: String, directoryIsSound: Bool = true) -> MediaError? {
@@ -168,7 +170,7 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
     static func fromErrno(_ code: Int32, path: String, writing: Bool) -> MediaError {
         switch code {
         case ENOENT where writing, ENOTDIR where writing:
-            return MediaError(.directoryMissing(directory: (path as NSString).deletingLastPathComponent), subject: path)
+            return MediaError(.directoryMissing(directory: path.directoryPart), subject: path)
         case ENOENT, ENOTDIR:
             return MediaError(.missingFile, subject: path)
         case EACCES where writing, EPERM where writing, EROFS:

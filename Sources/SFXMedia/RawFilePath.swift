@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 
 /// A file path as the bytes the kernel takes, so that any name a Linux file system holds opens,
 /// including names that are not valid UTF-8 (a Swift `String` or a Foundation `URL` replaces
@@ -37,7 +39,7 @@ public struct RawFilePath: Sendable, Hashable, CustomStringConvertible {
                 text += String(decoding: bytes[index..<(index + length)], as: UTF8.self)
                 index += length
             } else {
-                text += String(format: "\\x%02X", bytes[index])
+                text += String(cFormat: "\\x%02X", bytes[index])
                 index += 1
             }
         }

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 
 /// The formats a recording is written in: WAV, FLAC, Ogg Opus, Ogg Vorbis and MP3 through
 /// libsndfile, M4A (AAC in MPEG-4) through FFmpeg's libavformat and libavcodec.
@@ -41,7 +43,7 @@ public enum RecordingFormat: String, Sendable, Codable, CaseIterable {
 
     /// The format a file name's extension names (.wav, .flac, .opus, .ogg/.oga, .mp3, .m4a/.mp4/.aac), or nil.
     public init?(fileName: String) {
-        switch (fileName as NSString).pathExtension.lowercased() {
+        switch fileName.fileExtension.lowercased() {
         case "wav": self = .wav
         case "flac": self = .flac
         case "opus": self = .opus

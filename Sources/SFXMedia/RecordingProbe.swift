@@ -1,5 +1,6 @@
 import CFFmpeg
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A recording's format and length, for listings: libsndfile's view (`AudioFileInfo`) for what
 /// it reads, FFmpeg's for MPEG-4 (M4A), whose length is the sum of its packets' durations — so a

@@ -1,6 +1,7 @@
 import CFFmpeg
 import CSndFile
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A recording's output: a file descriptor of ours (opened O_EXCL | O_NOFOLLOW, 0600) that
 /// libavformat (M4A) and libsndfile (the others) write through, so that every write — the

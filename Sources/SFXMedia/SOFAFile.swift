@@ -1,5 +1,6 @@
 import CSFXMySofa
-import Foundation
+import FoundationEssentials
+import Glibc
 import SFXCore
 
 /// Why a SOFA file could not become an `HRTFTable`, as one line that names the file and the fix:

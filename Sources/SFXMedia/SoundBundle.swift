@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SFXSystem
 import CSFXMedia
 
@@ -157,8 +158,8 @@ public enum SoundBundle {
     }
 
     private static func isDirectory(_ path: String) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+        var status = stat()
+        return stat(path, &status) == 0 && (status.st_mode & S_IFMT == S_IFDIR)
     }
 }
 

@@ -1,5 +1,7 @@
 import CSndFile
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 
 /// An open libsndfile reader with its header checked: the one place SFXMedia opens sound files.
 ///
@@ -134,9 +136,9 @@ final class SoundFile {
         guard log.utf8.firstRange(of: "(should be ".utf8) != nil else { return nil }
         let sizeLines = ["data", "SSND", "Data Size"]
         for line in log.split(separator: "\n") {
-            let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            guard parts.count == 2, sizeLines.contains(parts[0]), let open = parts[1].range(of: "(should be ") else { continue }
-            guard let declared = Int64(parts[1][..<open.lowerBound].trimmingCharacters(in: .whitespaces)),
+            let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmed }
+            guard parts.count == 2, sizeLines.contains(parts[0]), let open = parts[1].firstRange(of: "(should be ") else { continue }
+            guard let declared = Int64(parts[1][..<open.lowerBound].trimmed),
                   let actual = Int64(parts[1][open.upperBound...].prefix { $0.isNumber }),
                   declared > actual, actual > 0 else { continue }
             if SoundFile.isPlaceholderLength(declared) { return nil }

@@ -1,5 +1,6 @@
 import CSndFile
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A recording written by libsndfile: WAV (16-bit PCM), FLAC (16-bit), Ogg Opus, Ogg Vorbis, MP3.
 ///

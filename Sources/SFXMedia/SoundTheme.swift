@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A sound file found for a sound name by `SoundThemeResolver`.
 public struct ThemedSound: Sendable, Hashable, Codable {
@@ -249,8 +250,8 @@ public struct SoundThemeResolver: Sendable {
     /// Whether `path` is a file: in memory for paths under the in-memory directory, else on disk.
     private func isFile(_ path: String) -> Bool {
         if let inMemory, let held = inMemory.holds(path) { return held }
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
+        var status = stat()
+        return stat(path, &status) == 0 && (status.st_mode & S_IFMT != S_IFDIR)
     }
 }
 

@@ -1,5 +1,8 @@
 import CSoxr
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Dispatch
+import Glibc
 import Synchronization
 import SFXCore
 
@@ -146,12 +149,10 @@ public final class StreamReader: @unchecked Sendable {
     /// Starts the decoding thread (once).
     public func start() {
         guard !started.exchange(true, ordering: .relaxed) else { return }
-        let thread = Thread { [self] in
+        Threads.start(name: "sfx-reader") { [self] in
             run()
             done.signal()
         }
-        thread.name = "sfx-reader"
-        thread.start()
     }
 
     /// Stops the thread and waits for it.

@@ -1,5 +1,8 @@
 import CSFXSystem
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Dispatch
+import Glibc
 import Synchronization
 import SFXCore
 import SFXDevice
@@ -113,12 +116,9 @@ final class EventDelivery: @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in
-            _ = sfx_name_thread("sfx-events")
+        Threads.start(name: "sfx-events") { [self] in
             run()
         }
-        thread.name = "sfx-events"
-        thread.start()
     }
 
     /// Stops the thread after the output thread has stopped; what is still pending completes as

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SFXCore
 
 /// What `updateMeters()` last read, per channel, in dBFS.

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Dispatch
+import Glibc
 
 /// Work that runs on a thread of its own while the caller does something else, and whose result
 /// the caller waits for (`value()`). For start-up steps that do not need each other: the engine
@@ -9,12 +12,10 @@ final class SideTask<Value: Sendable, Failure: Error>: @unchecked Sendable {
     private var result: Result<Value, Failure>?
 
     init(name: String, _ work: @escaping @Sendable () throws(Failure) -> Value) {
-        let thread = Thread { [self] in
+        Threads.start(name: name) { [self] in
             result = Result(catching: work)
             done.signal()
         }
-        thread.name = name
-        thread.start()
     }
 
     /// Waits for the work to end and returns what it returned, or throws what it threw. Once.

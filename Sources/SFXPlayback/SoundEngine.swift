@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Dispatch
 import Glibc
 import Synchronization
 import SFXCore
@@ -240,7 +242,7 @@ public final class SoundEngine: @unchecked Sendable {
             let rt = realtimeGranted.map { $0 ? "SCHED_FIFO" : "normal priority (SCHED_FIFO refused)" } ?? "starting"
             let pointer = pointerGranularity > 0
                 ? ", pointer granularity \(pointerGranularity) frames" + (delayFollowsDAC ? ", delay to the frame" : "") : ""
-            let output = outputLatency.map { String(format: ", output latency %.2f ms", $0.seconds * 1000) } ?? ""
+            let output = outputLatency.map { String(cFormat: ", output latency %.2f ms", $0.seconds * 1000) } ?? ""
             return "\(parameters), latency ≤ \(latencyEstimate)\(output), \(xruns) xruns (\(startupXruns) at start-up), \(activeVoices) voices\(virtualVoices > 0 ? " (\(virtualVoices) virtual)" : ""), \(rt), \(rewind)\(pointer)"
         }
     }

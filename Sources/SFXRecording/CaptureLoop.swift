@@ -1,5 +1,7 @@
 import SFXPlayback
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Dispatch
 import Glibc
 import Synchronization
 import CSFXSystem
@@ -66,13 +68,9 @@ final class CaptureLoop: @unchecked Sendable {
 
     func start(mode initial: Mode) {
         mode.store(initial.rawValue, ordering: .releasing)
-        let thread = Thread { [self] in
-            _ = sfx_name_thread("sfx-capture")
+        Threads.start(name: "sfx-capture", stackSize: 1 << 20) { [self] in
             run()
         }
-        thread.name = "sfx-capture"
-        thread.stackSize = 1 << 20
-        thread.start()
     }
 
     /// Ends the loop and waits for it (at most one wait, 200 ms).

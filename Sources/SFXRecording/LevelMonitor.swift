@@ -1,5 +1,7 @@
 import SFXPlayback
-import Foundation
+import FoundationEssentials
+import Dispatch
+import Glibc
 import SFXDevice
 
 /// Metering without recording: opens a capture device and keeps `LevelMeter`'s readings up to

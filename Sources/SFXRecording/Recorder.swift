@@ -1,6 +1,8 @@
 import SFXPlayback
 import CSFXSystem
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Dispatch
 import Glibc
 import Synchronization
 import SFXDevice
@@ -219,12 +221,9 @@ public final class Recorder: @unchecked Sendable {
         capture.start(mode: .recording)
         startLevels(capture.meter)
         let box = EncoderBox(encoder)
-        let thread = Thread { [self] in
-            _ = sfx_name_thread("sfx-rec-writer")
+        Threads.start(name: "sfx-rec-writer") { [self] in
             write(capture: capture, ring: ring, encoder: box.encoder, url: url)
         }
-        thread.name = "sfx-recorder-writer"
-        thread.start()
     }
 
     /// Stops taking frames into the file (metering goes on); the file gets no gap for the pause.
@@ -305,7 +304,7 @@ public final class Recorder: @unchecked Sendable {
         // The completion comes when the mixer has rendered the last frame; the device still holds
         // up to a buffer of it.
         let wait = engine.metrics.latencyEstimate + settings.promptMargin
-        Thread.sleep(forTimeInterval: wait.seconds)
+        Threads.sleep(seconds: wait.seconds)
     }
 
     /// Creates the file: `settings.url`, or the first free timestamped name in the directory.
@@ -397,7 +396,7 @@ public final class Recorder: @unchecked Sendable {
         } else if failure == nil, let minimum = settings.minDuration, seconds < minimum.seconds {
             encoder.abandon()
             unlink(url.path)
-            last = .discarded(url: url, reason: String(format: "%.2f s is shorter than the minimum of %.2f s", seconds, minimum.seconds))
+            last = .discarded(url: url, reason: String(cFormat: "%.2f s is shorter than the minimum of %.2f s", seconds, minimum.seconds))
         } else {
             do {
                 try encoder.finish()
@@ -461,9 +460,9 @@ private final class EncoderBox: @unchecked Sendable {
 
 /// The level timer, set by `record()` and cancelled by the writer thread.
 private final class TimerSlot: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Mutex(())
     private var timer: DispatchSourceTimer?
 
-    func set(_ timer: DispatchSourceTimer) { lock.withLock { self.timer = timer } }
-    func cancel() { lock.withLock { timer?.cancel() } }
+    func set(_ timer: DispatchSourceTimer) { lock.withLock { _ in self.timer = timer } }
+    func cancel() { lock.withLock { _ in timer?.cancel() } }
 }

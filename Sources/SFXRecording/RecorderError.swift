@@ -1,5 +1,6 @@
 import SFXPlayback
-import Foundation
+import FoundationEssentials
+import SFXSystem
 import Glibc
 import SFXDevice
 import SFXMedia
@@ -44,7 +45,7 @@ public enum RecorderError: Error, CustomStringConvertible, Sendable, Equatable {
         case .file(let error):
             return error.description
         case .diskFull(let url, let seconds):
-            return "\(url.path): the disk is full (or the file-size limit reached): recording stopped and the \(String(format: "%.1f", seconds)) s written so far were kept; free some space"
+            return "\(url.path): the disk is full (or the file-size limit reached): recording stopped and the \(String(cFormat: "%.1f", seconds)) s written so far were kept; free some space"
         case .setting(let error):
             return error.description
         case .prompt(let why):
@@ -138,7 +139,7 @@ public enum RecorderEvent: Sendable, Equatable, CustomStringConvertible {
         case .paused: "paused"
         case .resumed: "resumed"
         case .overrun(let count): "overrun (\(count) so far)"
-        case .finished(let url, let duration): "finished: \(url.path), \(String(format: "%.2f", duration)) s"
+        case .finished(let url, let duration): "finished: \(url.path), \(String(cFormat: "%.2f", duration)) s"
         case .discarded(let url, let reason): "discarded: \(url.path): \(reason)"
         case .failed(let error): "failed: \(error)"
         }

@@ -1,5 +1,6 @@
 import SFXPlayback
-import Foundation
+import FoundationEssentials
+import Glibc
 import SFXDevice
 import SFXMedia
 

@@ -1,5 +1,6 @@
 import SFXPlayback
-import Foundation
+import FoundationEssentials
+import SFXSystem
 import Glibc
 import SFXMedia
 
@@ -34,7 +35,7 @@ public struct SavedRecording: Sendable, Codable, Hashable {
         var container = encoder.container(keyedBy: Key.self)
         try container.encode(name, forKey: .name)
         try container.encode(path, forKey: .path)
-        try container.encode(Self.iso8601.string(from: date), forKey: .date)
+        try container.encode(iso8601Local(date), forKey: .date)
         try container.encode(duration, forKey: .duration)
         try container.encode(format, forKey: .format)
         try container.encode(size, forKey: .size)
@@ -45,19 +46,13 @@ public struct SavedRecording: Sendable, Codable, Hashable {
         name = try container.decode(String.self, forKey: .name)
         path = try container.decode(String.self, forKey: .path)
         let text = try container.decode(String.self, forKey: .date)
-        guard let date = Self.iso8601.date(from: text) else {
+        guard let date = parseISO8601(text) else {
             throw DecodingError.dataCorruptedError(forKey: .date, in: container, debugDescription: "\(text) is not an ISO 8601 date")
         }
         self.date = date
         duration = try container.decodeIfPresent(Double.self, forKey: .duration)
         format = try container.decodeIfPresent(String.self, forKey: .format)
         size = try container.decode(Int64.self, forKey: .size)
-    }
-
-    private static var iso8601: ISO8601DateFormatter {
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = .current
-        return formatter
     }
 }
 
@@ -70,7 +65,7 @@ public enum RecordingStore {
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
-                throw MediaError(.failed(detail: "cannot be created (\(error.localizedDescription)); create it (mkdir -p -m 700) or choose another place"), subject: directory.path)
+                throw MediaError(.failed(detail: "cannot be created (\(errorText(error))); create it (mkdir -p -m 700) or choose another place"), subject: directory.path)
             }
             guard lstat(directory.path, &st) == 0 else { throw MediaError.fromErrnoForDirectory(errno, directory) }
         }
@@ -87,7 +82,7 @@ public enum RecordingStore {
         var time = time_t(date.timeIntervalSince1970)
         var parts = tm()
         localtime_r(&time, &parts)
-        return String(format: "%04d-%02d-%02d_%02d-%02d-%02d", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
+        return String(cFormat: "%04d-%02d-%02d_%02d-%02d-%02d", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
                       parts.tm_hour, parts.tm_min, parts.tm_sec)
     }
 

@@ -1,13 +1,13 @@
-import SFXPlayback
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import CSFXCurl
+import CSFXSystem
+import FoundationEssentials
+import Glibc
 import SFXMedia
+import SFXSystem
 import Synchronization
 
-/// Sends a recording (any file) to an HTTP(S) server with the toolchain's URLSession
-/// (FoundationNetworking, over libcurl): a PUT of the file's bytes, or a multipart/form-data
+/// Sends a recording (any file) to an HTTP(S) server with libcurl (CSFXCurl's `sfx_curl_upload`,
+/// libcurl loaded at the first transfer): a PUT of the file's bytes, or a multipart/form-data
 /// POST with plain form fields and then the file in one field. The `Content-Type` comes from the
 /// file's content, as `sfx info` gives it (`AudioContentType`): audio/mp4 for M4A, audio/ogg for
 /// Opus and Vorbis, audio/mpeg for MP3, audio/flac, audio/wav; a caller's `Content-Type` header
@@ -23,7 +23,10 @@ import Synchronization
 /// Connection errors and 5xx are tried again (`Retry`); cancelling the Task that awaits `send`
 /// stops the transfer at once and throws `UploadError.cancelled`.
 ///
-/// The file is never read into memory: URLSession streams the body from a file (see `send`).
+/// The file is never read into memory, nor copied: each attempt runs on a thread of its own
+/// (`sfx-upload`), where libcurl reads the file from the descriptor opened and checked here, a
+/// piece at a time as it sends it, the multipart envelope around it built by libcurl's mime API.
+/// Redirects are followed (up to 10, http and https only); the User-Agent is "sfx".
 public enum Upload {
     public enum Method: Sendable, Hashable {
         /// The file's bytes as the request body.
@@ -35,6 +38,8 @@ public enum Upload {
 
     public struct Response: Sendable {
         public var status: Int
+        /// The answer's body: its first MiB at most (an error page or a JSON answer, not a
+        /// download); the rest is read and dropped.
         public var body: Data
         /// The Content-Type the file was sent with (for multipart, the file part's).
         public var contentType: String
@@ -77,21 +82,25 @@ public enum Upload {
     /// unless told: `[http] timeout` in sfx.conf, `sfx upload --timeout`.
     public static let defaultTimeout: Double = 30
 
+    /// The most of an answer's body kept (`Response.body`, the text of `UploadError.rejected`).
+    static let bodyLimit = 1 << 20
+
     /// Uploads `file` to `destination`; `progress` is called with the bytes sent and the total
-    /// of the current attempt (it starts again from 0 when a request is tried again).
+    /// of the current attempt (it starts again from 0 when a request is tried again), on the
+    /// upload's thread.
     ///
     /// - `headers` are sent with every attempt. Names must be HTTP tokens and values one line;
-    ///   `Host` and `Content-Length` (and `Transfer-Encoding`) are refused, as URLSession sets
+    ///   `Host` and `Content-Length` (and `Transfer-Encoding`) are refused, as the upload sets
     ///   them from the URL and the file. `Content-Type` replaces the type sfx infers: for a PUT
     ///   the request's, for multipart the file part's (the request's carries the boundary).
     /// - `fields` are plain multipart form fields, sent in their order before the file part
     ///   (an S3 POST policy requires the file last); with `.put` they are an error.
     /// - With nothing sent or received for `timeout` seconds (a server that takes the body and
-    ///   never answers), an attempt fails with `UploadError.timedOut`.
+    ///   never answers, or stops reading it), an attempt fails with `UploadError.timedOut`.
     /// - The error after more than one attempt is `UploadError.gaveUp`, with the count and the
     ///   last attempt's error.
-    /// - Cancelling the awaiting Task cancels the URLSession task or the wait between attempts
-    ///   at once and throws `UploadError.cancelled`; the multipart body's copy is removed.
+    /// - Cancelling the awaiting Task stops the transfer (within 100 ms) or the wait between
+    ///   attempts at once and throws `UploadError.cancelled`.
     public static func send(_ file: URL, to destination: URL, method: Method = .put, headers: [String: String] = [:],
                             fields: [(name: String, value: String)] = [], retry: Retry = .standard,
                             timeout: Double = defaultTimeout,
@@ -116,26 +125,21 @@ public enum Upload {
         } catch {
             throw .file(MediaError(.failed(detail: "\(error)"), subject: file.path))
         }
-        let delegate = TransferDelegate(progress)
-        let configuration = URLSessionConfiguration.keepingNothing
-        configuration.timeoutIntervalForRequest = timeout
-        let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
-        defer { session.finishTasksAndInvalidate() }
         var attempt = 0
         while true {
             attempt += 1
             if Task.isCancelled { throw .cancelled }
             let outcome = try await once(source, to: destination, method: method, headers: headers, fields: fields,
-                                         contentType: contentType, timeout: timeout, session: session, delegate: delegate)
+                                         contentType: contentType, timeout: timeout, progress: progress)
             let failure: UploadError
             var retryAfter: Double?
             var again: Bool
             switch outcome {
-            case .answered(let status, let data, let response):
+            case .answered(let status, let data, let retryAfterHeader):
                 if status < 400 { return Response(status: status, body: data, contentType: contentType, attempts: attempt) }
                 failure = .rejected(url: destination.absoluteString, status: status, body: String(decoding: data, as: UTF8.self))
                 again = status >= 500 || status == 429
-                if status == 503 || status == 429 { retryAfter = seconds(retryAfterOf: response) }
+                if status == 503 || status == 429 { retryAfter = seconds(retryAfter: retryAfterHeader) }
             case .failed(let error, let retryable):
                 failure = error
                 again = retryable
@@ -154,89 +158,68 @@ public enum Upload {
 
     /// What one request ended with.
     private enum Attempt {
-        case answered(status: Int, data: Data, response: HTTPURLResponse)
+        case answered(status: Int, data: Data, retryAfter: String)
         /// No answer; `retryable` for a connection error worth another request.
         case failed(UploadError, retryable: Bool)
     }
 
-    /// One request: the body prepared (for multipart, a fresh copy: URLSession's own descriptor
-    /// of the last one is gone with its name), sent, and its answer or failure.
+    /// One request: sent from the checked file's descriptor on a thread of its own, awaited, and
+    /// its answer or failure.
     private static func once(_ source: CheckedFile, to destination: URL, method: Method, headers: [String: String],
                              fields: [(name: String, value: String)], contentType: String, timeout: Double,
-                             session: URLSession, delegate: TransferDelegate) async throws(UploadError) -> Attempt {
-        // The body is streamed from a file by URLSession, never held in memory: the checked file
-        // itself for a PUT; for multipart, the envelope and the file copied in chunks to an
-        // unnamed file (O_TMPFILE) in a new private directory (mkdtemp, 0700), given a name
-        // there only once it is whole, and unlinked with its directory as soon as URLSession
-        // has opened it (`MultipartBody`): a SIGKILL leaves nothing behind but, in the
-        // moments between, an empty private directory's name.
-        var request = URLRequest(url: destination, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
-        for (name, value) in headers where name.lowercased() != "content-type" {
-            request.setValue(value, forHTTPHeaderField: name)
-        }
-        let bodyFile: URL
-        var multipart: MultipartBody?
-        defer { multipart?.remove() }
+                             progress: (@Sendable (Int64, Int64) -> Void)?) async throws(UploadError) -> Attempt {
+        let size: Int64
         do {
-            switch method {
-            case .put:
-                request.httpMethod = "PUT"
-                request.setValue(contentType, forHTTPHeaderField: "Content-Type")
-                bodyFile = try source.pathStillNamingIt()
-            case .multipart(let field):
-                let boundary = "sfx-" + UUID().uuidString
-                request.httpMethod = "POST"
-                request.setValue("multipart/form-data; boundary=\(boundary)", forHTTPHeaderField: "Content-Type")
-                let (head, tail) = envelope(field: field, fileName: source.url.lastPathComponent, contentType: contentType,
-                                            boundary: boundary, fields: fields)
-                let body = try MultipartBody(directory: privateDirectory())
-                multipart = body
-                try source.copy(between: head, and: tail, to: body.descriptor, path: body.url)
-                bodyFile = try body.name()
-            }
-        } catch let error as MediaError {
-            throw .file(error)
+            size = try source.currentSize()
         } catch {
-            throw .file(MediaError(.failed(detail: "\(error)"), subject: source.url.path))
+            throw .file(error)
         }
-        let running = RunningTask()
-        let result: Attempt = await withTaskCancellationHandler {
+        var lines: [String] = []
+        for name in headers.keys.sorted() where name.lowercased() != "content-type" {
+            let value = headers[name]!
+            lines.append(value.isEmpty ? "\(name);" : "\(name): \(value)")   // "Name;": libcurl's way to send an empty value
+        }
+        let part: (field: String, name: String)?
+        switch method {
+        case .put:
+            lines.append("Content-Type: \(contentType)")
+            part = nil
+        case .multipart(let field):
+            part = (field, source.url.lastPathComponent.filter { $0 != "\r" && $0 != "\n" && $0 != "\r\n" })
+        }
+        let transfer = UploadTransfer(url: destination.absoluteString, fd: source.fd, size: size, contentType: contentType,
+                                      part: part, fields: fields, headers: lines,
+                                      stallMilliseconds: max(1, Int((timeout * 1000).rounded(.up))), progress: progress)
+        let ended = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                delegate.expect { data, response, error in
-                    if let error {
-                        if (error as NSError).code == NSURLErrorCancelled {
-                            continuation.resume(returning: .failed(.cancelled, retryable: false))
-                            return
-                        }
-                        let failure = TransferFailure(error)
-                        let retryable = [.refused, .hostNotFound, .timedOut, .dropped].contains(failure)
-                            || { if case .other(let text) = failure { return text.lowercased().contains("reset") } else { return false } }()
-                        continuation.resume(returning: .failed(UploadError(destination, error, timeout: timeout), retryable: retryable))
-                    } else if let response = response as? HTTPURLResponse {
-                        continuation.resume(returning: .answered(status: response.statusCode, data: data, response: response))
-                    } else {
-                        continuation.resume(returning: .failed(.transport(url: destination.absoluteString, detail: "no HTTP response"), retryable: false))
-                    }
-                }
-                running.start(session.uploadTask(with: request, fromFile: bodyFile))
-                multipart?.unlinkOnceOpened()
+                transfer.start { continuation.resume(returning: $0) }
             }
         } onCancel: {
-            running.cancel()
+            transfer.cancel()
         }
         withExtendedLifetime(source) {}
-        if case .failed(.cancelled, _) = result { throw .cancelled }
-        return result
+        switch ended.kind {
+        case Int32(SFX_CURL_OK):
+            return .answered(status: ended.status, data: ended.body, retryAfter: ended.retryAfter)
+        case Int32(SFX_CURL_ABORTED):
+            throw .cancelled
+        case Int32(SFX_CURL_READ):
+            throw .file(MediaError(.failed(detail: "\(ended.detail); check the file and upload it again"), subject: source.url.path))
+        default:
+            let failure = TransferFailure(kind: ended.kind, detail: ended.detail)
+            let retryable = [.refused, .hostNotFound, .timedOut, .dropped].contains(failure)
+                || { if case .other(let text) = failure { return text.lowercased().contains("reset") } else { return false } }()
+            return .failed(UploadError(destination, failure, timeout: timeout), retryable: retryable)
+        }
     }
 
     /// A `Retry-After` of whole seconds (an HTTP date is not taken: back-off applies then).
-    private static func seconds(retryAfterOf response: HTTPURLResponse) -> Double? {
-        guard let value = response.allHeaderFields.first(where: { ($0.key as? String)?.lowercased() == "retry-after" })?.value as? String else { return nil }
-        return Double(value.trimmingCharacters(in: .whitespaces)).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
+    private static func seconds(retryAfter value: String) -> Double? {
+        Double(value).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
     }
 
-    /// Header names are HTTP tokens (RFC 9110), values one line without NUL; URLSession's own
-    /// headers are not the caller's to give.
+    /// Header names are HTTP tokens (RFC 9110), values one line without NUL; the headers the
+    /// upload sets itself are not the caller's to give.
     static func check(headers: [String: String]) throws(UploadError) {
         let token = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
         var seen: [String: String] = [:]
@@ -271,64 +254,14 @@ public enum Upload {
             throw .invalidRequest("\(what) name '\(name.debugDescription.dropFirst().dropLast())' is empty or has a line break or NUL; give a name on one line, e.g. file")
         }
     }
-
-    /// The multipart body: `head` (the plain `fields` in order, then the file part's header),
-    /// then the file's bytes, then `tail`.
-    static func envelope(field: String, fileName: String, contentType: String, boundary: String,
-                         fields: [(name: String, value: String)] = []) -> (head: Data, tail: Data) {
-        func quoted(_ text: String) -> String {
-            text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-                .replacingOccurrences(of: "\r", with: "").replacingOccurrences(of: "\n", with: "")
-        }
-        var head = Data()
-        for (name, value) in fields {
-            head += Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(quoted(name))\"\r\n\r\n\(value)\r\n".utf8)
-        }
-        head += Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(quoted(field))\"; filename=\"\(quoted(fileName))\"\r\n".utf8)
-        head += Data("Content-Type: \(contentType)\r\n\r\n".utf8)
-        return (head, Data("\r\n--\(boundary)--\r\n".utf8))
-    }
-
-    /// A new directory only this user can enter: mkdtemp in $TMPDIR (else /tmp), mode 0700.
-    private static func privateDirectory() throws -> URL {
-        let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
-        var template = Array(((base.hasSuffix("/") ? base : base + "/") + "sfx-upload-XXXXXX").utf8CString)
-        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) != nil }) else {
-            throw MediaError(.failed(detail: "cannot make a directory for the multipart body (\(String(cString: strerror(errno)))); set TMPDIR to a writable directory"), subject: base)
-        }
-        return URL(filePath: String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self), directoryHint: .isDirectory)
-    }
-}
-
-/// The URLSession task of an attempt, for cancellation from another thread: cancelled at once
-/// if the awaiting Task was cancelled before it started.
-private final class RunningTask: @unchecked Sendable {
-    private let state = Mutex<(task: URLSessionTask?, cancelled: Bool)>((nil, false))
-
-    func start(_ task: URLSessionTask) {
-        let cancelled = state.withLock { state in
-            state.task = task
-            return state.cancelled
-        }
-        task.resume()
-        if cancelled { task.cancel() }
-    }
-
-    func cancel() {
-        let task = state.withLock { state in
-            state.cancelled = true
-            return state.task
-        }
-        task?.cancel()
-    }
 }
 
 /// The file to upload, opened once and checked to be a regular file (not a FIFO or a device,
-/// which could block or never end).
-private final class CheckedFile {
+/// which could block or never end). Every attempt reads this descriptor: the file sent is the
+/// one checked, whatever its name comes to mean meanwhile.
+private final class CheckedFile: Sendable {
     let url: URL
     let fd: Int32
-    let status: stat
 
     init(_ url: URL) throws {
         self.url = url
@@ -340,138 +273,134 @@ private final class CheckedFile {
             throw MediaError(.notRegularFile(kind: "not a regular file"), subject: url.path)
         }
         self.fd = fd
-        status = st
     }
 
     deinit { close(fd) }
 
-    /// The file's real path (symbolic links resolved, from /proc/self/fd), after checking that
-    /// it names the opened file itself and is no symbolic link: URLSession opens the file by
-    /// path and takes its length from lstat, so /proc/self/fd/N itself cannot be given.
-    func pathStillNamingIt() throws -> URL {
-        guard let real = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)"), real.hasPrefix("/") else {
-            throw MediaError(.failed(detail: "its path cannot be found again; upload it from a directory of your own"), subject: url.path)
+    /// Its size now (an attempt sends this many bytes).
+    func currentSize() throws(MediaError) -> Int64 {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else {
+            throw MediaError(.failed(detail: "cannot be read (\(String(cString: strerror(errno)))); check the file"), subject: url.path)
         }
-        var now = stat()
-        guard lstat(real, &now) == 0, now.st_mode & S_IFMT == S_IFREG, now.st_dev == status.st_dev, now.st_ino == status.st_ino else {
-            throw MediaError(.failed(detail: "was replaced while it was being sent; upload it again"), subject: url.path)
-        }
-        return URL(filePath: real)
-    }
-
-    /// Writes `head`, the file's bytes (1 MiB at a time) and `tail` to `out` (`target` names it
-    /// in errors).
-    func copy(between head: Data, and tail: Data, to out: Int32, path target: URL) throws {
-        func write(_ bytes: UnsafeRawBufferPointer) throws {
-            var done = 0
-            while done < bytes.count {
-                let n = Glibc.write(out, bytes.baseAddress! + done, bytes.count - done)
-                if n < 0, errno == EINTR { continue }
-                guard n > 0 else { throw failure(target, "cannot be written (for the multipart body)") }
-                done += n
-            }
-        }
-        try head.withUnsafeBytes(write)
-        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { chunk.deallocate() }
-        var offset: off_t = 0
-        while true {
-            let n = pread(fd, chunk.baseAddress, chunk.count, offset)
-            if n < 0, errno == EINTR { continue }
-            guard n >= 0 else { throw failure(url, "cannot be read", fix: "check the disk and try again") }
-            if n == 0 { break }
-            try write(UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
-            offset += off_t(n)
-        }
-        try tail.withUnsafeBytes(write)
-    }
-
-    /// "PATH: cannot be written (for the multipart body) (No space left on device); free some space or set TMPDIR to another directory"
-    private func failure(_ file: URL, _ what: String, fix: String = "free some space or set TMPDIR to another directory") -> MediaError {
-        MediaError(.failed(detail: "\(what) (\(String(cString: strerror(errno)))); \(fix)"), subject: file.path)
+        return Int64(st.st_size)
     }
 }
 
-/// The multipart body's file: made unnamed (O_TMPFILE) in its private directory, named `body`
-/// there once written (URLSession opens a body by path), and unlinked with the directory as
-/// soon as URLSession has it open.
-private final class MultipartBody: @unchecked Sendable {
-    let directory: URL
-    let descriptor: Int32
-    var url: URL { directory.appending(path: "body") }
-    private let identity: (dev_t, ino_t)
-    /// Named when it was made (no O_TMPFILE where TMPDIR is).
-    private var named = false
-    private let done = Atomic<Bool>(false)
-    private let removed = Mutex(false)
+/// One attempt's transfer: the request as C wants it (its strings and arrays kept until the
+/// transfer is done), the thread it runs on, and the flag a cancel sets.
+private final class UploadTransfer: @unchecked Sendable {
+    /// How it ended: an SFX_CURL_ kind, the answer, libcurl's words.
+    struct Ended: Sendable {
+        var kind: Int32
+        var status: Int
+        var body: Data
+        var retryAfter: String
+        var detail: String
+    }
 
-    init(directory: URL) throws {
-        self.directory = directory
-        let oTmpFile: Int32 = 0o20_200_000   // O_TMPFILE (__O_TMPFILE | O_DIRECTORY)
-        var fd = open(directory.path, O_RDWR | O_CLOEXEC | oTmpFile, 0o600)
-        if fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL) {
-            // A file system without O_TMPFILE: named from the start, in the private directory.
-            fd = open(directory.appending(path: "body").path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            named = fd >= 0
+    private var request = sfx_curl_upload_request()
+    private let progress: (@Sendable (Int64, Int64) -> Void)?
+    private let cancelled = Atomic<Bool>(false)
+    /// What `strdup` and `allocate` made for `request`, freed in deinit.
+    private var strings: [UnsafeMutablePointer<CChar>] = []
+    private var headerList: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+    private var fieldList: UnsafeMutablePointer<sfx_curl_field>?
+    private var ended: (@Sendable (Ended) -> Void)?
+
+    init(url: String, fd: Int32, size: Int64, contentType: String, part: (field: String, name: String)?,
+         fields: [(name: String, value: String)], headers: [String], stallMilliseconds: Int,
+         progress: (@Sendable (Int64, Int64) -> Void)?) {
+        self.progress = progress
+        request.url = keep(url)
+        request.fd = fd
+        request.file_size = size
+        request.content_type = keep(contentType)
+        request.stall_ms = stallMilliseconds
+        if let part {
+            request.multipart = 1
+            request.file_field = keep(part.field)
+            request.file_name = keep(part.name)
+            let list = UnsafeMutablePointer<sfx_curl_field>.allocate(capacity: max(1, fields.count))
+            for (i, field) in fields.enumerated() {
+                let value = Array(field.value.utf8)
+                list[i] = sfx_curl_field(name: keep(field.name), value: keep(bytes: value), value_size: value.count)
+            }
+            fieldList = list
+            request.fields = UnsafePointer(list)
+            request.field_count = fields.count
         }
-        guard fd >= 0 else {
-            let error = MediaError(.failed(detail: "cannot make the multipart body's file (\(String(cString: strerror(errno)))); set TMPDIR to a writable directory"), subject: directory.path)
-            rmdir(directory.path)
-            throw error
-        }
-        var info = stat()
-        fstat(fd, &info)
-        descriptor = fd
-        identity = (info.st_dev, info.st_ino)
+        let list = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: max(1, headers.count))
+        for (i, header) in headers.enumerated() { list[i] = keep(header) }
+        headerList = list
+        request.headers = UnsafePointer(list)
+        request.header_count = headers.count
     }
 
     deinit {
-        remove()
-        close(descriptor)
+        strings.forEach { free($0) }
+        headerList?.deallocate()
+        fieldList?.deallocate()
     }
 
-    /// Gives the written file its name in the directory (linkat of the descriptor).
-    func name() throws -> URL {
-        if named { return url }
-        guard linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, url.path, AT_SYMLINK_FOLLOW) == 0 else {
-            throw MediaError(.failed(detail: "cannot name the multipart body (\(String(cString: strerror(errno)))); set TMPDIR to another directory"), subject: url.path)
+    private func keep(_ text: String) -> UnsafePointer<CChar> { keep(bytes: Array(text.utf8)) }
+
+    /// A NUL-terminated copy of `bytes` (which may hold NULs of their own), freed in deinit.
+    private func keep(bytes: [UInt8]) -> UnsafePointer<CChar> {
+        let copy = malloc(bytes.count + 1)!.assumingMemoryBound(to: CChar.self)
+        bytes.withUnsafeBytes { if let base = $0.baseAddress { memcpy(copy, base, bytes.count) } }
+        copy[bytes.count] = 0
+        strings.append(copy)
+        return UnsafePointer(copy)
+    }
+
+    /// Stops the transfer (at once if it has not started, else within 100 ms).
+    func cancel() { cancelled.store(true, ordering: .relaxed) }
+
+    /// Runs the transfer on a new thread, `sfx-upload`; `ended` is called there once it ends.
+    func start(_ ended: @escaping @Sendable (Ended) -> Void) {
+        self.ended = ended
+        let box = Unmanaged.passRetained(self)
+        var thread = pthread_t()
+        let made = pthread_create(&thread, nil, { raw in
+            let transfer = Unmanaged<UploadTransfer>.fromOpaque(raw!).takeRetainedValue()
+            _ = sfx_name_thread("sfx-upload")
+            transfer.ended?(transfer.run())
+            return nil
+        }, box.toOpaque())
+        if made == 0 {
+            pthread_detach(thread)
+        } else {
+            box.release()
+            ended(Ended(kind: Int32(SFX_CURL_OTHER), status: 0, body: Data(), retryAfter: "",
+                        detail: "cannot start the upload's thread (\(String(cString: strerror(made))))"))
         }
-        return url
     }
 
-    /// Watches this process's descriptors, from a thread of its own, for URLSession's own
-    /// descriptor of the file, and unlinks the name and the directory as soon as it is there.
-    func unlinkOnceOpened() {
-        let thread = Thread { [self] in
-            while !done.load(ordering: .relaxed) {
-                if openedElsewhere() { return remove() }
-                usleep(1_000)
+    /// The transfer, on the calling thread.
+    private func run() -> Ended {
+        var callbacks = sfx_curl_upload_callbacks()
+        callbacks.context = Unmanaged.passUnretained(self).toOpaque()
+        if progress != nil {
+            callbacks.progress = { context, sent, total in
+                Unmanaged<UploadTransfer>.fromOpaque(context!).takeUnretainedValue().progress?(Int64(sent), Int64(total))
             }
         }
-        thread.name = "sfx-upload-unlink"
-        thread.start()
-    }
-
-    /// Unlinks the file's name and removes the directory (once; also when the upload ends).
-    func remove() {
-        done.store(true, ordering: .relaxed)
-        removed.withLock { removed in
-            guard !removed else { return }
-            removed = true
-            unlink(url.path)
-            rmdir(directory.path)
+        callbacks.cancelled = { context in
+            Unmanaged<UploadTransfer>.fromOpaque(context!).takeUnretainedValue().cancelled.load(ordering: .relaxed) ? 1 : 0
         }
-    }
-
-    /// Whether a descriptor other than ours is open on the file.
-    private func openedElsewhere() -> Bool {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return false }
-        for name in names {
-            guard let fd = Int32(name), fd != descriptor else { continue }
-            var info = stat()
-            if fstat(fd, &info) == 0, info.st_dev == identity.0, info.st_ino == identity.1 { return true }
+        let body = UnsafeMutableRawPointer.allocate(byteCount: Upload.bodyLimit, alignment: 16)
+        defer { body.deallocate() }
+        var response = sfx_curl_upload_response()
+        response.body = body.assumingMemoryBound(to: CChar.self)
+        response.body_capacity = Upload.bodyLimit
+        var detail = [CChar](repeating: 0, count: 512)
+        let kind = withExtendedLifetime(self) {
+            sfx_curl_upload(&request, &callbacks, &response, &detail, detail.count)
         }
-        return false
+        let retryAfter = withUnsafeBytes(of: &response.retry_after) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return Ended(kind: kind, status: Int(response.status), body: Data(bytes: body, count: response.body_size),
+                     retryAfter: retryAfter, detail: String(decoding: detail.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
 }
 
@@ -498,16 +427,18 @@ public enum UploadError: Error, CustomStringConvertible, Sendable, Equatable {
         return self
     }
 
-    /// The error of a failed URLSession upload to `url`.
-    init(_ url: URL, _ error: any Error, timeout: Double) {
+    /// The error of a failed upload to `url`.
+    init(_ url: URL, _ failure: TransferFailure, timeout: Double) {
         let what: String
-        switch TransferFailure(error) {
+        switch failure {
         case .timedOut: self = .timedOut(url: url.absoluteString, seconds: timeout); return
         case .hostNotFound: what = "host \(url.host ?? "?") not found (DNS); check the address and the network"
         case .refused: what = "the connection was refused; check the address and port, and that the server runs"
         case .tls(let detail): what = "TLS failed (\(detail)); check the server's certificate and the system's clock"
         case .dropped: what = "the connection dropped before the server answered; try again"
         case .headerTooLarge: what = TransferFailure.headerTooLargeText
+        case .redirects(let detail): what = "more than 10 redirects (\(detail)); check the URL"
+        case .unavailable(let line): what = line
         case .other(let detail): what = "\(detail); check the address and that the server is running"
         }
         self = .transport(url: url.absoluteString, detail: what)
@@ -526,8 +457,8 @@ public enum UploadError: Error, CustomStringConvertible, Sendable, Equatable {
             return "\(url): the upload failed: no answer from the server for \(shown) s (timed out); check that it is running, "
                 + "or wait longer with --timeout or [http] timeout in sfx.conf"
         case .rejected(let url, let status, let body):
-            let said = body.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: " / ")
-            return "\(url): the server answered \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))"
+            let said = body.split(whereSeparator: \.isNewline).map { $0.trimmed }.filter { !$0.isEmpty }.joined(separator: " / ")
+            return "\(url): the server answered \(status) \(HTTPStatus.reasonPhrase(status))"
                 + (said.isEmpty ? "" : ": \(said.prefix(300))")
         case .invalidRequest(let detail):
             return detail
@@ -536,43 +467,5 @@ public enum UploadError: Error, CustomStringConvertible, Sendable, Equatable {
         case .gaveUp(let attempts, let last):
             return "\(last.description) (gave up after \(attempts) attempts)"
         }
-    }
-}
-
-/// The session's delegate: progress, the answer's bytes (up to 1 MiB; an error page or a JSON
-/// answer, not a download) and the end of each attempt's task. A task with a completion handler
-/// gets no `didSendBodyData` from FoundationNetworking, so tasks are made without one and end
-/// here, one attempt at a time.
-private final class TransferDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    typealias Ended = @Sendable (Data, URLResponse?, (any Error)?) -> Void
-    let progress: (@Sendable (Int64, Int64) -> Void)?
-    private let state = Mutex<(data: Data, ended: Ended?)>((Data(), nil))
-    static let bodyLimit = 1 << 20
-
-    init(_ progress: (@Sendable (Int64, Int64) -> Void)?) { self.progress = progress }
-
-    /// Where the next task's end goes.
-    func expect(_ ended: @escaping Ended) {
-        state.withLock { $0 = (Data(), ended) }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
-                    totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
-        progress?(totalBytesSent, totalBytesExpectedToSend)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        state.withLock { state in
-            let room = Self.bodyLimit - state.data.count
-            if room > 0 { state.data += data.prefix(room) }
-        }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let (data, ended) = state.withLock { state in
-            defer { state = (Data(), nil) }
-            return (state.data, state.ended)
-        }
-        ended?(data, task.response, error)
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import SFXCardSupport
 import SFXDevice
@@ -56,7 +56,7 @@ public enum VirtualInput {
                 made.makeCurrent()
                 card = made
                 let notice = "\(reason): recording from sfx's virtual card (\(made.shownDirectory.path)), which plays \(inputKey)=\(absolute) into its input"
-                FileHandle.standardError.write(Data("sfx: \(notice)\n".utf8))
+                writeToStandardError("sfx: \(notice)\n")
                 return notice
             } catch {
                 throw .virtualInput("\(reason), and sfx's virtual card is not available (\(error)); set a device in RecorderSettings.device, or unset \(inputKey)")

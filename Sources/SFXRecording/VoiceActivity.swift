@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Tells speech from silence a 10 ms frame at a time, for `RecorderSettings.trimSilence`: a frame
 /// is active when its level stands `margin` dB above the noise floor and above `threshold` dBFS.

@@ -1,6 +1,7 @@
 import SFXPlayback
 import CSFXVoice
-import Foundation
+import FoundationEssentials
+import Glibc
 import SFXCore
 import SFXMedia
 

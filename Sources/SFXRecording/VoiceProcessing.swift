@@ -1,5 +1,6 @@
 import SFXPlayback
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What a phone does to a voice before it reaches the file: noise suppression, automatic gain
 /// and a high-pass (`RecorderSettings.voiceProcessing`). `.off` (the default, right for music)

@@ -67,8 +67,8 @@ class CommandTestCase: XCTestCase {
     func environment(_ extra: [String: String?] = [:]) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_DATA_DIRS"] = "/usr/share"
-        // Absent, so there are no user sounds; inside the scratch, because FoundationNetworking
-        // creates a directory there when a command fetches a URL.
+        // Absent, so there are no user sounds; inside the scratch, so that whatever a command
+        // might make there is removed with it.
         environment["XDG_DATA_HOME"] = scratch.appending(path: "no-data-home").path
         environment["XDG_STATE_HOME"] = scratch.appending(path: "state").path
         environment["XDG_CONFIG_HOME"] = scratch.appending(path: "config").path

@@ -4,7 +4,7 @@ import SFXTestSupport
 import XCTest
 
 /// What `sfx` loads before its first line runs (sfx-bench --exec measures the time): the Swift
-/// runtime and Foundation are linked into the program, and libcurl (Sources/CSFXCurl), libpulse
+/// runtime and FoundationEssentials are linked into the program, and libcurl (Sources/CSFXCurl), libpulse
 /// (Sources/CSFXPulse), libsndfile, libsoxr, libebur128 (Sources/CSFXMedia/on_demand.c) and
 /// libgpiod (Sources/CSFXHaptics) are loaded at their first use, so none is a dependency, while
 /// fetching a URL (through libcurl) still works and a missing library is named when it is needed.
@@ -22,6 +22,25 @@ final class ProgramStartTests: CommandTestCase {
         XCTAssertEqual(shared, [], "sfx loads these at every start")
     }
 
+    /// No full Foundation in the program (its ICU data and FoundationNetworking were most of its
+    /// size): FoundationEssentials alone, and HTTP through libcurl. Its dynamic symbol table holds
+    /// mpg123_new alone (libsndfile must find sfx's quiet wrapper), none of the Swift inside.
+    func testTheProgramHoldsNoFoundationNorICUAndExportsOnlyTheMpg123Wrapper() throws {
+        let program = ELFFile(Self.program)
+        let modules = try program.swiftModules()
+        XCTAssertTrue(modules.contains("FoundationEssentials"), "\(modules.sorted())")
+        XCTAssertTrue(modules.contains("SFXPlayback"), "\(modules.sorted())")
+        for absent in ["Foundation", "FoundationInternationalization", "FoundationNetworking", "ICU"] {
+            XCTAssertFalse(modules.contains(absent), "\(absent) is linked into \(Self.program.path)")
+        }
+        XCTAssertEqual(try program.exportedSymbols(), ["mpg123_new"])
+        // libsfx.so, built from the same targets, likewise.
+        let library = try ELFFile(Self.buildDirectory.appending(path: "libSFXC.so")).swiftModules()
+        for absent in ["Foundation", "FoundationInternationalization", "FoundationNetworking", "ICU"] {
+            XCTAssertFalse(library.contains(absent), "\(absent) is linked into libSFXC.so")
+        }
+    }
+
     /// 0.2 s of a 440 Hz tone at 0.25, 16-bit mono WAV at `rate`.
     func writeTone(to url: URL, rate: Int) throws -> [Float] {
         let tone = (0..<rate / 5).map { 0.25 * sin(Float($0) * 2 * .pi * 440 / Float(rate)) }
@@ -36,7 +55,7 @@ final class ProgramStartTests: CommandTestCase {
         return tone
     }
 
-    /// An http URL goes through FoundationNetworking and libcurl, loaded at the first transfer.
+    /// An http URL goes through libcurl (Sources/CSFXCurl), loaded at the first transfer.
     func testAURLPlaysThroughCurlLoadedOnFirstUse() throws {
         let served = scratch.appending(path: "served", directoryHint: .isDirectory)
         try FileManager.default.createDirectory(at: served, withIntermediateDirectories: true)
@@ -53,6 +72,23 @@ final class ProgramStartTests: CommandTestCase {
         let recording = try AudioDecoder(format: .standard).decode(contentsOf: URL(filePath: try XCTUnwrap(run.recording, run.stdout)))
         XCTAssertGreaterThanOrEqual(recording.frameCount, tone.count, "the tone reached the card")
         XCTAssertEqual(recording.samples.map(abs).max() ?? 0, 0.25, accuracy: 0.001)
+    }
+
+    /// Without libcurl the program starts and plays, and an upload or a URL to play says in one
+    /// line what to install: nothing links libcurl, and its loader's failure is an error, not a stop.
+    func testWithoutLibcurlSfxStartsAndATransferSaysWhatToInstall() throws {
+        let tock = try sfx(hiding: ["libcurl.so.4"], ["play", "tock"])
+        XCTAssertEqual(tock.status, 0, tock.stderr)
+        _ = try writeTone(to: scratch.appending(path: "tone.wav"), rate: 48_000)
+        for arguments in [["upload", "tone.wav", "http://127.0.0.1:9/tone.wav"], ["play", "http://127.0.0.1:9/tone.wav"]] {
+            let run = try sfx(hiding: ["libcurl.so.4"], arguments)
+            XCTAssertEqual(run.status, 1, run.stderr)
+            let lines = run.stderr.split(separator: "\n").filter { !$0.contains("virtual card") }
+            XCTAssertEqual(lines.count, 1, run.stderr)
+            XCTAssertTrue(run.stderr.contains("http://127.0.0.1:9/tone.wav: "), run.stderr)
+            XCTAssertTrue(run.stderr.contains("libcurl.so.4 cannot be loaded for http(s)"), run.stderr)
+            XCTAssertTrue(run.stderr.contains("install libcurl4"), run.stderr)
+        }
     }
 
     /// Without libsndfile the program starts, and a sound to decode says in one line what to install.

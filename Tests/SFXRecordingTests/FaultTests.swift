@@ -287,8 +287,15 @@ final class FaultTests: XCTestCase {
                                                           "-I", sources.appending(path: "CSFXOnDemand/include").path,
                                                           sources.appending(path: source).path, "-o", object])
         }
-        let media = ["RecordingFormat", "RecordingSink", "MP3InfoFrame", "MPEG4AudioEncoder", "MPEG4Remux", "SoundFileEncoder", "MediaError", "FFmpegLibraries"]
-            .map { sources.appending(path: "SFXMedia/\($0).swift").path }
+        // The media sources as one module with SFXSystem's text helpers (their `import SFXSystem`
+        // taken out: here they are the same module).
+        var media: [String] = [sources.appending(path: "SFXSystem/Text.swift").path]
+        for name in ["RecordingFormat", "RecordingSink", "MP3InfoFrame", "MPEG4AudioEncoder", "MPEG4Remux", "SoundFileEncoder", "MediaError", "FFmpegLibraries"] {
+            let text = try String(contentsOf: sources.appending(path: "SFXMedia/\(name).swift"), encoding: .utf8)
+            let copy = build.appending(path: "\(name).swift")
+            try text.replacingOccurrences(of: "\nimport SFXSystem\n", with: "\n").write(to: copy, atomically: false, encoding: .utf8)
+            media.append(copy.path)
+        }
         let program = build.appending(path: "RecordingFaults")
         try runTool(tools.appending(path: "swiftc"), ["-g", "-Onone", "-sanitize=address", "-module-name", "RecordingFaults", "-use-ld=lld",
                                                       "-I", sources.appending(path: "CFFmpeg").path, "-I", sources.appending(path: "CSndFile").path,

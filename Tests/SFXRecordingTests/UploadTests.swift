@@ -199,8 +199,8 @@ final class UploadTests: XCTestCase {
         }
     }
 
-    /// The multipart body's copy is unlinked, with its directory, as soon as URLSession has it
-    /// open: while the upload runs nothing of it is in TMPDIR, and a SIGKILL leaves nothing.
+    /// A multipart upload makes no copy of the file (libcurl reads it as it sends the body):
+    /// while the upload runs nothing of it is in TMPDIR, and a SIGKILL leaves nothing.
     func testAKilledMultipartUploadLeavesNoCopy() throws {
         let file = try wav(bytes: 20_000_000, name: "killed.wav")
         let temporary = card.directory.appending(path: "tmp")

@@ -25,6 +25,7 @@ Other paths misbehave:
   /slow/...      the body is read 64 KiB every 50 ms; "started" is written in DIRECTORY once
                  its first bytes are in
   /headers/...   the answer has a 10 MB header line
+  /answer/N/...  201 with a body of N bytes (byte i is i mod 251)
 
 It ends when standard input closes (the test process ended) or on SIGTERM.
 """
@@ -114,6 +115,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("X-Padding", "a" * 10_000_000)
             self.send_header("Content-Length", "0")
             self.end_headers()
+            return
+        if self.path.startswith("/answer/"):
+            size = int(self.path.split("/")[2])
+            answer = (bytes(range(251)) * (size // 251 + 1))[:size]
+            self.send_response(201)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(size))
+            self.end_headers()
+            self.wfile.write(answer)
             return
         with Handler.lock:
             Handler.counter += 1

@@ -1,4 +1,4 @@
-import Foundation   // pow, cos, sin, tan: in init only
+import Glibc
 
 /// The reverb's network (laws in `EffectProcessor`'s header). Plain data: pointers into an
 /// `EffectMemory` and constants computed in `init`; `run` writes only through the pointers.

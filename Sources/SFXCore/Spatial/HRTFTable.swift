@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Head-related impulse responses on a regular direction grid at one sample rate, each trimmed
 /// to `irLength` taps after its onset, with the onset delays kept apart (in frames, fractional).

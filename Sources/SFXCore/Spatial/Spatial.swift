@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// A point or a velocity in the game's world, in its units (metres unless
 /// `SpatialWorld.metersPerUnit` says otherwise). The axes are OpenAL's: x to the right, y up,

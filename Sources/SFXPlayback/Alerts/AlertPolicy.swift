@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 
 /// When one of an alert's channels (sound, vibration, flash, caption) is used.
 public enum AlertChannelRule: String, Sendable, CaseIterable {
@@ -51,7 +53,7 @@ public struct QuietHours: Sendable, Equatable {
 
     /// Parses "22:00-07:30"; nil when it is not two HH:MM times joined by '-'.
     public init?(text: String) {
-        let parts = text.split(separator: "-").map { $0.trimmingCharacters(in: .whitespaces) }
+        let parts = text.split(separator: "-").map { $0.trimmed }
         guard parts.count == 2, let start = Self.minutes(parts[0]), let end = Self.minutes(parts[1]) else { return nil }
         self.init(start: start, end: end)
     }
@@ -76,7 +78,7 @@ public struct QuietHours: Sendable, Equatable {
     }
 
     public var description: String {
-        String(format: "%02d:%02d-%02d:%02d", start / 60, start % 60, end / 60, end % 60)
+        String(cFormat: "%02d:%02d-%02d:%02d", start / 60, start % 60, end / 60, end % 60)
     }
 }
 
@@ -169,7 +171,7 @@ public struct AlertNotice: Sendable, Equatable, CustomStringConvertible {
 
     /// A caption from a theme name: "message-new-instant" → "Message new instant".
     public static func caption(forName name: String) -> String {
-        let words = name.replacingOccurrences(of: "-", with: " ").replacingOccurrences(of: "_", with: " ")
+        let words = name.replacing("-", with: " ").replacing("_", with: " ")
         return words.prefix(1).uppercased() + words.dropFirst()
     }
 }

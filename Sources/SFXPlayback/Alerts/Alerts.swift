@@ -1,5 +1,7 @@
 import SFXDevice
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 import SFXHaptics
 
 /// When `alert` vibrates, as the `vibrate-with-alert` setting says.
@@ -67,7 +69,7 @@ extension SoundEngine {
     /// theme does not describe.
     func themeCaption(_ name: String) -> String? {
         guard let description = try? library.systemSoundFile(named: name).description, !description.isEmpty else { return nil }
-        let meaning = description.range(of: ": ").map { String(description[$0.upperBound...]) } ?? description
+        let meaning = description.firstRange(of: ": ").map { String(description[$0.upperBound...]) } ?? description
         return meaning.prefix(1).uppercased() + meaning.dropFirst()
     }
 

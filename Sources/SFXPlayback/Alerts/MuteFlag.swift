@@ -1,5 +1,6 @@
 
-import Foundation
+import FoundationEssentials
+import SFXSystem
 import Glibc
 
 /// sfx's own mute switch, kept in a file per user so the `sfx` command, the library and the
@@ -53,7 +54,7 @@ public struct MuteFlag: Sendable, Equatable {
         var bytes = [UInt8](repeating: 0, count: 16)
         let count = read(fd, &bytes, bytes.count)
         guard count > 0 else { return false }
-        return String(decoding: bytes[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "1"
+        return String(decoding: bytes[..<count], as: UTF8.self).trimmed == "1"
     }
 
     private var directoryURL: URL { url.deletingLastPathComponent() }
@@ -87,7 +88,7 @@ public struct MuteFlag: Sendable, Equatable {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         } catch {
-            throw failure("cannot create the directory: \(error.localizedDescription)")
+            throw failure("cannot create the directory: \(errorText(error))")
         }
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else {

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Glibc
 import SFXCore
 import SFXMedia
 
@@ -67,15 +69,14 @@ public struct BankFile: Sendable {
         let file = url.lastPathComponent
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
-            throw BankErrors([BankError(file: file, line: 0, reason: "cannot be read (\(error.localizedDescription)): check the path and its permissions")])
+            throw BankErrors([BankError(file: file, line: 0, reason: "cannot be read (\(errorText(error))): check the path and its permissions")])
         }
         let text = String(decoding: data, as: UTF8.self)
         let locator = KeyLocator(text: text)
         let root: Any
-        do { root = try JSONSerialization.jsonObject(with: data) } catch {
-            let detail = (error as NSError).userInfo["NSDebugDescription"] as? String ?? "\(error)"
-            throw BankErrors([BankError(file: file, line: locator.line(ofSyntaxError: detail),
-                                        reason: "is not valid JSON (\(detail)): fix the syntax there")])
+        do { root = try JSONValue.parse(data) } catch {
+            throw BankErrors([BankError(file: file, line: error.offset == 0 ? 1 : locator.line(at: error.offset),
+                                        reason: "is not valid JSON (\(error.message)): fix the syntax there")])
         }
         var errors: [BankError] = []
         func fail(_ line: Int, _ reason: String) { errors.append(BankError(file: file, line: line, reason: reason)) }
@@ -162,7 +163,7 @@ public struct BankFile: Sendable {
                 }
                 if let value = body["normalize"] {
                     if let lufs = Self.number(value), (-70.0...0).contains(lufs) { event.normalize = LoudnessNormalization(target: lufs) }
-                    else if value is NSNull { event.normalize = nil }
+                    else if value is JSONNull { event.normalize = nil }
                     else { fail(line("normalize"), prefix + "\"normalize\" must be a loudness in LUFS from -70 to 0, or null for none") }
                 }
                 if let value = body["seed"] {
@@ -237,10 +238,8 @@ public struct BankFile: Sendable {
     }
 
     static func number(_ value: Any) -> Double? {
-        // JSON's true and false come as NSNumbers of type "c": not numbers here.
-        guard let n = value as? NSNumber, String(cString: n.objCType) != "c" else { return nil }
-        let d = n.doubleValue
-        return d.isFinite ? d : nil
+        guard let d = value as? Double, d.isFinite else { return nil }   // true and false are Bool: not numbers
+        return d
     }
 
     static func integer(_ value: Any) -> Int? {
@@ -266,8 +265,8 @@ public struct BankErrors: Error, Sendable, CustomStringConvertible {
     public var description: String { errors.map(\.description).joined(separator: "\n") }
 }
 
-/// Finds where a key stands in a JSON text, to name its line: JSONSerialization gives values,
-/// not places.
+/// Finds where a key stands in a JSON text, to name its line: JSONDecoder gives values, not
+/// places.
 struct KeyLocator {
     let bytes: [UInt8]
 
@@ -295,16 +294,6 @@ struct KeyLocator {
 
     func line(at offset: Int) -> Int {
         1 + bytes.prefix(min(offset, bytes.count)).reduce(0) { $0 + ($1 == 0x0a ? 1 : 0) }
-    }
-
-    /// The line of "… around character N." (Foundation's message), or of "line N" if it says so.
-    func line(ofSyntaxError message: String) -> Int {
-        let words = message.split(whereSeparator: { !$0.isNumber && $0 != "l" && !$0.isLetter })
-        for (n, word) in words.enumerated() where n + 1 < words.count {
-            if word == "character", let at = Int(words[n + 1]) { return line(at: at) }
-            if word == "line", let l = Int(words[n + 1]) { return l }
-        }
-        return line(at: bytes.count)
     }
 
     private func find(_ needle: [UInt8], from start: Int) -> Int? {

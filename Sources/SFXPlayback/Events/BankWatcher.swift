@@ -1,5 +1,5 @@
-import Foundation
 import Glibc
+import SFXSystem
 import Synchronization
 
 /// Watches directories with inotify and calls `changed` once things settle: 100 ms after the
@@ -11,7 +11,6 @@ final class BankWatcher: @unchecked Sendable {
     private let descriptor: Int32
     private final class Flag: Sendable { let value = Atomic<Bool>(false) }
     private let stopping = Flag()
-    private let thread: Thread?
 
     init(file: String, directories: [String], changed: @escaping @Sendable () -> Void) throws(BankError) {
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
@@ -26,7 +25,7 @@ final class BankWatcher: @unchecked Sendable {
         }
         descriptor = fd
         let stopping = self.stopping
-        let thread = Thread {
+        Threads.start(name: "sfx-bank-watch") {
             var buffer = [UInt8](repeating: 0, count: 8192)
             var pending = false
             while !stopping.value.load(ordering: .acquiring) {
@@ -41,9 +40,6 @@ final class BankWatcher: @unchecked Sendable {
             }
             close(fd)
         }
-        thread.name = "sfx bank watcher"
-        self.thread = thread
-        thread.start()
     }
 
     /// Ends the thread (within 200 ms) and closes the descriptor.

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import SFXSystem
+import Dispatch
 import Glibc
 import Synchronization
 import CSFXSystem
@@ -215,13 +217,9 @@ final class OutputThread: @unchecked Sendable {
     var currentParameters: PlaybackParameters { parametersLock.withLock { $0 } ?? parameters }
 
     func start() {
-        let thread = Thread { [self] in
-            _ = sfx_name_thread("sfx-output")
+        Threads.start(name: "sfx-output", stackSize: 1 << 20) { [self] in
             run()
         }
-        thread.name = "sfx-output"
-        thread.stackSize = 1 << 20
-        thread.start()
     }
 
     /// A card that may be the device has appeared (a hot-plug watcher says so): without a device,

@@ -35,6 +35,25 @@ public struct ELFFile {
         })
     }
 
+    /// The Swift modules whose code it holds: the module names of the mangled symbols its full
+    /// symbol table defines (`nm --defined-only`: `$s20FoundationEssentials…` is FoundationEssentials),
+    /// and `ICU` when it holds ICU's C functions (`ucal_open`, `ubrk_open`, … with their version
+    /// suffix, as Foundation's `_FoundationICU` links them).
+    public func swiftModules() throws -> Set<String> {
+        let text = try tool("/usr/bin/nm", ["--defined-only"])
+        var modules: Set<String> = []
+        for line in text.split(separator: "\n") {
+            guard let name = line.split(separator: " ").last else { continue }
+            if name.hasPrefix("ucal_open") || name.hasPrefix("ubrk_open") || name.hasPrefix("uloc_getDefault") { modules.insert("ICU") }
+            guard name.hasPrefix("$s"), let first = name.dropFirst(2).first, first.isNumber else { continue }
+            let digits = name.dropFirst(2).prefix(while: \.isNumber)
+            guard let length = Int(digits) else { continue }
+            let module = name.dropFirst(2 + digits.count).prefix(length)
+            if module.count == length { modules.insert(String(module)) }
+        }
+        return modules
+    }
+
     /// The bracketed values of `readelf -d`'s lines that carry `tag`.
     private func dynamicEntries(tagged tag: String) throws -> [String] {
         let text = try tool("/usr/bin/readelf", ["-d"])
