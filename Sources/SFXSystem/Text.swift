@@ -42,11 +42,6 @@ extension String {
     public func padded(to width: Int, with pad: Character = " ") -> String {
         count >= width ? String(prefix(width)) : self + String(repeating: pad, count: width - count)
     }
-
-    /// The text made at least `width` characters long, filled with `pad` on the left.
-    public func leftPadded(to width: Int, with pad: Character = " ") -> String {
-        count >= width ? self : String(repeating: pad, count: width - count) + self
-    }
 }
 
 extension Substring {
@@ -71,7 +66,7 @@ public func errorText(_ error: any Error) -> String {
         case .fileWriteOutOfSpace: return "no space left on the device" + path
         case .fileWriteFileExists: return "the file exists" + path
         case .fileWriteVolumeReadOnly: return "read-only file system" + path
-        default: return "\(cocoa.code)" + path
+        default: return "file error \(cocoa.code.rawValue)" + path
         }
     }
     return String(describing: error)
