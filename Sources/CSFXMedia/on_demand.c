@@ -35,9 +35,12 @@
 static struct { SNDFILE_FUNCTIONS(SFX_ON_DEMAND_FIELD) } sndfile_library;
 
 /* Global, because mpg123_quiet.c's mpg123_new finds libmpg123's (under libsndfile) with
- * RTLD_NEXT, which searches the program's libraries alone. */
+ * RTLD_NEXT, which searches the program's libraries alone. Lazy: binding every symbol of
+ * libsndfile and its seven codec libraries at load is most of its load time, on the path of
+ * `sfx play tock` (which calls a handful of them); Debian's shlibs keep the codecs' versions
+ * matched, so a symbol missing at its first call cannot happen on an installed system. */
 static sfx_on_demand sndfile_loader = {
-    .sonames = {"libsndfile.so.1"}, .global = 1, .functions = {SNDFILE_FUNCTIONS(SFX_ON_DEMAND_NAME)}, SFX_ON_DEMAND_TABLE(sndfile_library),
+    .sonames = {"libsndfile.so.1"}, .global = 1, .lazy = 1, .functions = {SNDFILE_FUNCTIONS(SFX_ON_DEMAND_NAME)}, SFX_ON_DEMAND_TABLE(sndfile_library),
     .install = "install Debian's libsndfile1", .upgrade = "install Debian's libsndfile1",
     .lock = PTHREAD_MUTEX_INITIALIZER,
 };

@@ -14,16 +14,20 @@ struct OptionSpec {
     let short: Character?
     /// Placeholder for the value ("SECONDS"); nil for a flag.
     let value: String?
-    let help: String
     /// Whether the option may be given more than once (`--at 0 --at 0.5`).
     let repeatable: Bool
+    /// The help line, made when shown: some list what they accept (the reverb presets), and
+    /// building those lists at every command's start cost a play a tenth of a millisecond.
+    private let makeHelp: @Sendable () -> String
+    var help: String { makeHelp() }
 
-    static func flag(_ name: String, short: Character? = nil, help: String) -> OptionSpec {
-        OptionSpec(name: name, short: short, value: nil, help: help, repeatable: false)
+    static func flag(_ name: String, short: Character? = nil, help: @autoclosure @escaping @Sendable () -> String) -> OptionSpec {
+        OptionSpec(name: name, short: short, value: nil, repeatable: false, makeHelp: help)
     }
 
-    static func option(_ name: String, short: Character? = nil, value: String, repeatable: Bool = false, help: String) -> OptionSpec {
-        OptionSpec(name: name, short: short, value: value, help: help, repeatable: repeatable)
+    static func option(_ name: String, short: Character? = nil, value: String, repeatable: Bool = false,
+                       help: @autoclosure @escaping @Sendable () -> String) -> OptionSpec {
+        OptionSpec(name: name, short: short, value: value, repeatable: repeatable, makeHelp: help)
     }
 
     var usage: String {

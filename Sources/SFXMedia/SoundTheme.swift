@@ -141,6 +141,9 @@ public struct SoundThemeResolver: Sendable {
 
     /// Whether the C library can load `locale` for messages (newlocale(3)).
     public static func isInstalledLocale(_ locale: String) -> Bool {
+        // The C library's own locales, always there (C.UTF-8 is built into glibc since 2.35):
+        // asking newlocale would read the locale archive for nothing.
+        if ["C", "POSIX", "C.UTF-8", "C.utf8"].contains(locale) { return true }
         guard let loaded = newlocale(LC_MESSAGES_MASK, locale, nil) else { return false }
         freelocale(loaded)
         return true

@@ -21,12 +21,14 @@ import CSFXSystem
 ///     setenv("ALSA_CONFIG_PATH", card.descriptorPath + "/asound.conf", 1)
 public final class OwnedDirectory: @unchecked Sendable {
     /// The directory as it was named (for messages).
-    public let url: URL
+    public let path: String
+    /// The same, as a file URL.
+    public var url: URL { URL(filePath: path, directoryHint: .isDirectory) }
     /// The opened directory (O_CLOEXEC), closed with this object.
     public let descriptor: Int32
 
-    init(url: URL, descriptor: Int32) {
-        self.url = url
+    init(path: String, descriptor: Int32) {
+        self.path = path
         self.descriptor = descriptor
     }
 
@@ -61,29 +63,36 @@ public final class OwnedDirectory: @unchecked Sendable {
     /// directory others can write.
     public static func open(base: URL, components: [String], create: Bool, createBase: Bool = false, privateCount: Int,
                             role: String? = nil, modeFix: String = "make it yours alone (chmod 700)") throws(Refusal) -> OwnedDirectory? {
-        let basePath = base.path
+        try open(basePath: base.path, components: components, create: create, createBase: createBase,
+                 privateCount: privateCount, role: role, modeFix: modeFix)
+    }
+
+    /// `open(base:…)` with the base as a path. The names below it are joined as text: Foundation's
+    /// URL, its path taken for each message, cost every command a fifth of a millisecond.
+    public static func open(basePath: String, components: [String], create: Bool, createBase: Bool = false, privateCount: Int,
+                            role: String? = nil, modeFix: String = "make it yours alone (chmod 700)") throws(Refusal) -> OwnedDirectory? {
         var fd = Glibc.open(basePath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         let named = role.map { "\($0) \(basePath)" } ?? basePath
         if fd < 0 && errno == ENOENT && createBase {
             // Made as `mkdir -p` would, 0700; then opened and checked like any other.
-            try? FileManager.default.createDirectory(at: base, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try? FileManager.default.createDirectory(atPath: basePath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             fd = Glibc.open(basePath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         }
         guard fd >= 0 else {
             if errno == ENOENT && !createBase { return nil }
             throw Refusal(path: named, reason: "cannot be opened (\(errnoText()))", fix: "give an existing directory of your own", foreign: false)
         }
-        var path = base
+        var path = basePath
         do throws(Refusal) {
             try check(fd, name: named, private: privateCount > components.count, modeFix: modeFix)
             for (index, component) in components.enumerated() {
-                path = path.appending(path: component, directoryHint: .isDirectory)
+                path = path.hasSuffix("/") ? path + component : path + "/" + component
                 let isPrivate = index >= components.count - privateCount
                 var next = openat(fd, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                 if next < 0 && errno == ENOENT {
                     guard create else { close(fd); return nil }
                     if mkdirat(fd, component, 0o700) != 0 && errno != EEXIST {
-                        throw Refusal(path: path.path, reason: "cannot be created (\(errnoText()))",
+                        throw Refusal(path: path, reason: "cannot be created (\(errnoText()))",
                                       fix: "choose a writable place", foreign: false)
                     }
                     next = openat(fd, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -93,22 +102,22 @@ public final class OwnedDirectory: @unchecked Sendable {
                     var info = stat()
                     if code == ELOOP || (code == ENOTDIR && fstatat(fd, component, &info, AT_SYMLINK_NOFOLLOW) == 0
                                          && info.st_mode & S_IFMT == S_IFLNK) {
-                        throw Refusal(path: path.path, reason: "is a symbolic link", fix: "remove it (sfx makes a directory of its own there)", foreign: false)
+                        throw Refusal(path: path, reason: "is a symbolic link", fix: "remove it (sfx makes a directory of its own there)", foreign: false)
                     }
                     if code == ENOTDIR {
-                        throw Refusal(path: path.path, reason: "is not a directory", fix: "remove it or choose another place", foreign: false)
+                        throw Refusal(path: path, reason: "is not a directory", fix: "remove it or choose another place", foreign: false)
                     }
-                    throw Refusal(path: path.path, reason: "cannot be opened (\(errnoText(code)))", fix: "check its owner and mode", foreign: false)
+                    throw Refusal(path: path, reason: "cannot be opened (\(errnoText(code)))", fix: "check its owner and mode", foreign: false)
                 }
                 close(fd)
                 fd = next
-                try check(fd, name: path.path, private: isPrivate, modeFix: modeFix)
+                try check(fd, name: path, private: isPrivate, modeFix: modeFix)
             }
         } catch {
             close(fd)
             throw error
         }
-        return OwnedDirectory(url: path, descriptor: fd)
+        return OwnedDirectory(path: path, descriptor: fd)
     }
 
     /// Throws unless the descriptor `fd` is a directory owned by the effective user (and, when
@@ -137,7 +146,7 @@ public final class OwnedDirectory: @unchecked Sendable {
     /// checks on the descriptor that it is a regular file owned by the effective user (or root)
     /// that no one else can write. `what` names it in messages ("a settings file"). Nil when it does not exist.
     public func openOwnedFile(_ name: String, what: String) throws(Refusal) -> Int32? {
-        let path = url.appending(path: name).path
+        let path = self.path.hasSuffix("/") ? self.path + name : self.path + "/" + name
         let fd = openat(descriptor, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno

@@ -59,6 +59,7 @@
 typedef struct {
     const char *sonames[SFX_ON_DEMAND_SONAMES];   /* opened in this order; the rest NULL */
     int global;                                   /* RTLD_GLOBAL instead of RTLD_LOCAL */
+    int lazy;                                     /* RTLD_LAZY instead of RTLD_NOW (see on_demand.c) */
     const char *functions[SFX_ON_DEMAND_SONAMES]; /* the names of those found in each (SFX_ON_DEMAND_NAME) */
     void **table;                                 /* where their addresses go, in the same order */
     size_t table_size;
@@ -77,7 +78,7 @@ static inline int sfx_on_demand_load(sfx_on_demand *library)
     const char *label = library->label ? library->label : "";
     void *handles[SFX_ON_DEMAND_SONAMES] = {0};
     for (unsigned i = 0; i < SFX_ON_DEMAND_SONAMES && library->sonames[i]; i++) {
-        handles[i] = dlopen(library->sonames[i], RTLD_NOW | (library->global ? RTLD_GLOBAL : RTLD_LOCAL));
+        handles[i] = dlopen(library->sonames[i], (library->lazy ? RTLD_LAZY : RTLD_NOW) | (library->global ? RTLD_GLOBAL : RTLD_LOCAL));
         if (!handles[i]) {
             snprintf(library->error, sizeof library->error, "%s%s cannot be loaded%s (%s); %s", label, library->sonames[i],
                      library->purpose ? library->purpose : "", dlerror(), library->install);

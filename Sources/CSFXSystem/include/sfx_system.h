@@ -16,3 +16,10 @@ int sfx_memfd(const char *name);
 /// The errno's symbolic name ("ENOENT"), or NULL for a number the C library does not name
 /// (strerrorname_np).
 const char *sfx_errno_name(int code);
+
+/// Routes SIGINT and SIGTERM to a pipe from now on: the handler (async-signal-safe) writes the
+/// signal's number, one byte, to the pipe, whose read end (close-on-exec) is returned; a thread
+/// reads it and acts outside the handler. The handler is in place when this returns. Call once
+/// a process; -1 with errno set when the pipe or an action cannot be made (the signals' actions
+/// are then as before).
+int sfx_signal_relay_install(void);
