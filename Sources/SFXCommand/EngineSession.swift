@@ -67,6 +67,10 @@ struct EngineSession {
         if configuration.deferredStart {
             configuration.commandCapacity = max(256, 4 * plays)
             configuration.noticeCapacity = 0
+            // And voices for its sounds, not a game's 64 + 32 virtual: the mixer's slots, their
+            // filters and sends are made and cleared before the first period (0.4 ms for 112).
+            configuration.maxVoices = max(8, plays)
+            configuration.virtualVoices = max(8, plays)
             configuration.devices = PreloadingPlaybackDevices(base: configuration.devices)
         }
         do {

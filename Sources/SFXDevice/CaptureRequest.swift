@@ -40,9 +40,9 @@ public struct CaptureRequest: Sendable, Equatable {
 
     /// The first setting outside its range, with the range, or nil.
     public var invalidSetting: (setting: String, value: String, allowed: String)? {
-        PCMStream.firstOutOfRange([("sampleRate", sampleRate, Self.sampleRates), ("channels", channels, Self.channelCounts),
-                                   ("periodFrames", periodFrames, Self.periodSizes), ("periodCount", periodCount, Self.periodCounts)],
-                                  formats: formats)
+        PCMStream.outOfRange("sampleRate", sampleRate, Self.sampleRates) ?? PCMStream.outOfRange("channels", channels, Self.channelCounts)
+            ?? PCMStream.outOfRange("periodFrames", periodFrames, Self.periodSizes)
+            ?? PCMStream.outOfRange("periodCount", periodCount, Self.periodCounts) ?? PCMStream.formatsOutOfRange(formats)
     }
 }
 

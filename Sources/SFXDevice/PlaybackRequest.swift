@@ -66,9 +66,10 @@ public struct PlaybackRequest: Sendable {
     /// The first setting out of its range, as (name, value, allowed range), or nil when every
     /// number is valid.
     public var invalidSetting: (setting: String, value: String, allowed: String)? {
-        PCMStream.firstOutOfRange([("sampleRate", sampleRate, Self.sampleRates), ("channels", channels, Self.channelCounts),
-                                   ("periodFrames", periodFrames, Self.periodSizes), ("periodCount", periodCount, Self.periodCounts),
-                                   ("wakePeriods", wakePeriods, 1...max(1, periodCount))], formats: formats)
+        PCMStream.outOfRange("sampleRate", sampleRate, Self.sampleRates) ?? PCMStream.outOfRange("channels", channels, Self.channelCounts)
+            ?? PCMStream.outOfRange("periodFrames", periodFrames, Self.periodSizes)
+            ?? PCMStream.outOfRange("periodCount", periodCount, Self.periodCounts)
+            ?? PCMStream.outOfRange("wakePeriods", wakePeriods, 1...max(1, periodCount)) ?? PCMStream.formatsOutOfRange(formats)
     }
 }
 
