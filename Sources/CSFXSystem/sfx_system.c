@@ -2,6 +2,7 @@
 #include "sfx_system.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -63,3 +64,5 @@ int sfx_signal_relay_install(void)
     }
     return ends[0];
 }
+
+int sfx_malloc_trim(void) { return malloc_trim(0); }

@@ -265,6 +265,8 @@ public final class Mixer: @unchecked Sendable {
 
     let slotCount: Int
     let voices: UnsafeMutablePointer<VoiceSlot>
+    /// Whether the slot arrays and the schedule are mapped zeroed (a snapshot's): see `init`.
+    private let slotsZeroed: Bool
     /// One bit per slot, set while the slot holds a voice; bits past `slotCount` stay set.
     let occupied: UnsafeMutablePointer<UInt64>
     let occupiedWords: Int
@@ -322,23 +324,24 @@ public final class Mixer: @unchecked Sendable {
         self.format = format
         self.configuration = c
         slotCount = c.maxVoices + c.virtualVoices + c.tailVoices
-        voices = .allocate(capacity: max(slotCount, 1))
-        voices.initialize(repeating: VoiceSlot(), count: max(slotCount, 1))
+        // A snapshot's slots (`histories: false`) are copied into only while occupied, and read
+        // only then: they are mapped zeroed and left untouched, so the 64 snapshots of rewind
+        // mode hold memory for the slots voices have used, not for every slot (9 MB for `sfx
+        // serve`).
+        slotsZeroed = !histories
+        voices = Self.slots(max(slotCount, 1), zeroed: slotsZeroed, else: VoiceSlot())
         groups = .allocate(capacity: SoundGroup.count)
         groups.initialize(repeating: Group(), count: SoundGroup.count)
         let openFilters = VoiceFilters(sampleRate: format.sampleRate, smoothingFrames: c.smoothingFrames)
-        filters = .allocate(capacity: max(slotCount, 1))
-        filters.initialize(repeating: openFilters, count: max(slotCount, 1))
+        filters = Self.slots(max(slotCount, 1), zeroed: slotsZeroed, else: openFilters)
         groupFilters = .allocate(capacity: SoundGroup.count)
         groupFilters.initialize(repeating: openFilters, count: SoundGroup.count)
         scratch = .allocate(capacity: c.maxFramesPerRender * format.channels)
         scratch.initialize(repeating: 0, count: c.maxFramesPerRender * format.channels)
         let table = hrtf.flatMap { $0.sampleRate == format.sampleRate && format.channels == 2 ? $0 : nil }
         self.hrtf = table
-        hrtfVoices = .allocate(capacity: max(slotCount, 1))
-        hrtfVoices.initialize(repeating: HRTFVoice(), count: max(slotCount, 1))
-        sends = .allocate(capacity: max(slotCount, 1))
-        sends.initialize(repeating: VoiceSends(), count: max(slotCount, 1))
+        hrtfVoices = Self.slots(max(slotCount, 1), zeroed: slotsZeroed, else: HRTFVoice())
+        sends = Self.slots(max(slotCount, 1), zeroed: slotsZeroed, else: VoiceSends())
         effectBuses = .allocate(capacity: max(c.effectBuses, 1))
         effectBuses.initialize(repeating: EffectBus(), count: max(c.effectBuses, 1))
         let inputFloats = max(c.effectBuses, 1) * (histories ? c.maxFramesPerRender * format.channels : 1)
@@ -379,8 +382,7 @@ public final class Mixer: @unchecked Sendable {
         state.initialize(to: State(limiter: Limiter(threshold: c.limiterThreshold, releaseFrames: c.limiterReleaseFrames)))
         duckUntil = .allocate(capacity: SoundGroup.count)
         duckUntil.initialize(repeating: 0, count: SoundGroup.count)
-        schedule = .allocate(capacity: Mixer.scheduleCapacity)
-        schedule.initialize(repeating: ScheduledStart(), count: Mixer.scheduleCapacity)
+        schedule = Self.slots(Mixer.scheduleCapacity, zeroed: slotsZeroed, else: ScheduledStart())
         for rule in c.ducking { setDucking(rule) }
     }
 
@@ -389,14 +391,43 @@ public final class Mixer: @unchecked Sendable {
         self.init(format: format, configuration: Configuration(sampleRate: format.sampleRate))
     }
 
+    /// Memory for `count` slots of plain data: `initial` in each, or, `zeroed`, pages mapped
+    /// anonymous, zero and not resident until written (unmapped in deinit). Not calloc: from
+    /// the heap it clears, and so touches, whatever was freed there before.
+    private static func slots<T>(_ count: Int, zeroed: Bool, else initial: T) -> UnsafeMutablePointer<T> {
+        guard zeroed else {
+            let memory = UnsafeMutablePointer<T>.allocate(capacity: count)
+            memory.initialize(repeating: initial, count: count)
+            return memory
+        }
+        precondition(_isPOD(T.self), "snapshot slots must be plain data")
+        let memory = mmap(nil, count * MemoryLayout<T>.stride, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        guard let memory, memory != MAP_FAILED else { fatalError("out of memory for \(count) mixer slots") }
+        return memory.bindMemory(to: T.self, capacity: count)
+    }
+
+    private static func unmap<T>(_ slots: UnsafeMutablePointer<T>, _ count: Int) {
+        munmap(slots, count * MemoryLayout<T>.stride)
+    }
+
     deinit {
-        voices.deallocate()
+        if slotsZeroed {
+            let count = max(slotCount, 1)
+            Self.unmap(voices, count)
+            Self.unmap(filters, count)
+            Self.unmap(hrtfVoices, count)
+            Self.unmap(sends, count)
+            Self.unmap(schedule, Mixer.scheduleCapacity)
+        } else {
+            schedule.deallocate()
+            voices.deallocate()
+            filters.deallocate()
+            hrtfVoices.deallocate()
+            sends.deallocate()
+        }
         groups.deallocate()
-        filters.deallocate()
         groupFilters.deallocate()
         scratch.deallocate()
-        hrtfVoices.deallocate()
-        sends.deallocate()
         effectBuses.deallocate()
         effectInputs.deallocate()
         effectStates.deallocate()
@@ -409,7 +440,6 @@ public final class Mixer: @unchecked Sendable {
         index.deallocate()
         state.deallocate()
         duckUntil.deallocate()
-        schedule.deallocate()
     }
 
     // MARK: Commands

@@ -80,15 +80,24 @@ public final class DaemonService: Sendable {
          "flashed": "\(notice.flashed)", "quiet": "\(notice.quiet)", "notice": notice.description]
     }
 
-    /// Loads every system sound of the theme, then the configured custom sounds. Returns the
-    /// problems (a configured file that does not load), one line each.
+    /// Loads the system sounds that announce events (those the bundled theme gives a loudness
+    /// class: input feedback, notifications, dialogs, alarms), then the configured custom
+    /// sounds. The rest of the theme chain (freedesktop's speaker-test voices
+    /// `audio-channel-*`, `audio-test-signal`, the call-progress tones `phone-outgoing-*`: 17 s
+    /// of audio, 6.5 MB as the mixer holds it) is decoded at its first play and kept. Returns
+    /// the problems (a configured file that does not load), one line each.
     public func preload() -> [String] {
         var loaded = 0
-        for sound in engine.library.systemSounds() where (try? engine.systemSound(named: sound.name)) != nil {
+        for sound in engine.library.systemSounds() where engine.library.loudnessClass(ofSystemSound: sound.name) != nil
+            && (try? engine.systemSound(named: sound.name)) != nil {
             loaded += 1
         }
         systemCount.store(loaded, ordering: .relaxed)
-        return reload()
+        let problems = reload()
+        // What the decoders and resamplers freed would stay resident in the heap for as long as
+        // the daemon runs: give it back.
+        sfx_malloc_trim()
+        return problems
     }
 
     /// Reads serve.conf again: loads sounds that are new or whose file changed, disposes those

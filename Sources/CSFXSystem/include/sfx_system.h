@@ -23,3 +23,7 @@ const char *sfx_errno_name(int code);
 /// a process; -1 with errno set when the pipe or an action cannot be made (the signals' actions
 /// are then as before).
 int sfx_signal_relay_install(void);
+
+/// Gives the heap's free memory back to the system (malloc_trim(3) with no padding); 1 when
+/// some was released.
+int sfx_malloc_trim(void);

@@ -63,6 +63,9 @@ public final class SoundLibrary: Sendable {
         var entries: [SoundID: Entry] = [:]
         var nextCustom = SoundID.firstCustom
         var uncatalogued: [String: SoundID] = [:]
+        /// System sounds' cues by file: two names the themes give the same file
+        /// (`alarm-clock-elapsed` and `alarm`) share one cue.
+        var systemFiles: [String: Cue] = [:]
     }
 
     public convenience init(configuration: Configuration = Configuration()) throws(SoundError) {
@@ -97,10 +100,17 @@ public final class SoundLibrary: Sendable {
     public func systemSound(named name: String) throws(SoundError) -> SoundID {
         let match = try resolve(name)
         let id = systemID(named: name) ?? systemID(named: match.matchedName) ?? uncataloguedID(name)
-        if state.withLock({ $0.entries[id] != nil }) { return id }
+        let known = state.withLock { state -> Bool in
+            if state.entries[id] != nil { return true }
+            guard let cue = state.systemFiles[match.path] else { return false }
+            state.entries[id] = Entry(cue: cue, isSystem: true)
+            return true
+        }
+        if known { return id }
         let cue = if let made = try synthesised(match.path, name: name) { made } else { try decode(URL(filePath: match.path), name: name) }
         return state.withLock { state in
-            if state.entries[id] == nil { state.entries[id] = Entry(cue: cue, isSystem: true) }
+            if state.entries[id] == nil { state.entries[id] = Entry(cue: state.systemFiles[match.path] ?? cue, isSystem: true) }
+            if state.systemFiles[match.path] == nil { state.systemFiles[match.path] = cue }
             return id
         }
     }
