@@ -322,7 +322,12 @@ public final class SoundEngine: @unchecked Sendable {
         mixerConfiguration.virtualVoices = configuration.virtualVoices
         // Rewind mode renders again at most what the device buffer holds.
         mixerConfiguration.rewindHeadroomFrames = max(4096, granted.bufferFrames)
-        mixerConfiguration.maxFramesPerRender = max(granted.bufferFrames, 4096)
+        // Blocks of up to 4096 frames, so that a device attached later with a larger buffer
+        // renders in few blocks; a deferred start (a command that plays and exits) has its
+        // device and renders a buffer at most, and zeroing buses and sends for 4096 frames cost
+        // its first period 0.2 ms of page faults. Rendering is the same however it is split.
+        mixerConfiguration.maxFramesPerRender = configuration.deferredStart && pcm != nil
+            ? granted.bufferFrames : max(granted.bufferFrames, 4096)
         // The output thread releases streaming voices' frames itself: after each render on the
         // classic path, and in rewind mode only once they can no longer be rendered again.
         mixerConfiguration.releasesStreamsAfterRender = false
