@@ -94,15 +94,15 @@ public struct UserSettings: Sendable {
         } else {
             (base, components) = (environment["HOME"] ?? homeDirectory(), [".config", "sfx"])
         }
-        var path = base.hasSuffix("/") ? String(base.dropLast()) : base
-        for component in components + ["sfx.conf"] { path += "/" + component }
         let fd: Int32
+        let path: String
         do {
             guard let directory = try OwnedDirectory.open(basePath: base, components: components, create: false, privateCount: 1,
                                                           role: components.count == 1 ? "XDG_CONFIG_HOME" : "HOME",
                                                           modeFix: "make it yours alone (chmod 700)"),
                   let opened = try directory.openOwnedFile("sfx.conf", what: "a settings file") else { return UserSettings() }
             fd = opened
+            path = directory.path(of: "sfx.conf")
         } catch {
             throw SettingsFileError("\(error)")
         }

@@ -24,6 +24,14 @@ public final class OwnedDirectory: @unchecked Sendable {
     public let path: String
     /// The same, as a file URL.
     public var url: URL { URL(filePath: path, directoryHint: .isDirectory) }
+
+    /// The path of `name` in this directory (for messages).
+    public func path(of name: String) -> String { Self.joined(path, name) }
+
+    private static func joined(_ directory: String, _ name: String) -> String {
+        directory.hasSuffix("/") ? directory + name : directory + "/" + name
+    }
+
     /// The opened directory (O_CLOEXEC), closed with this object.
     public let descriptor: Int32
 
@@ -86,7 +94,7 @@ public final class OwnedDirectory: @unchecked Sendable {
         do throws(Refusal) {
             try check(fd, name: named, private: privateCount > components.count, modeFix: modeFix)
             for (index, component) in components.enumerated() {
-                path = path.hasSuffix("/") ? path + component : path + "/" + component
+                path = joined(path, component)
                 let isPrivate = index >= components.count - privateCount
                 var next = openat(fd, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                 if next < 0 && errno == ENOENT {
@@ -146,7 +154,7 @@ public final class OwnedDirectory: @unchecked Sendable {
     /// checks on the descriptor that it is a regular file owned by the effective user (or root)
     /// that no one else can write. `what` names it in messages ("a settings file"). Nil when it does not exist.
     public func openOwnedFile(_ name: String, what: String) throws(Refusal) -> Int32? {
-        let path = self.path.hasSuffix("/") ? self.path + name : self.path + "/" + name
+        let path = self.path(of: name)
         let fd = openat(descriptor, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
