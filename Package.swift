@@ -125,7 +125,9 @@ let package = Package(
         .target(name: "SFXTestSupport", path: "Tests/Support/SFXTestSupport"),
 
         // 2. Core.
-        .target(name: "SFXCore"),
+        // Mixing kernels for AVX2, chosen at run time (the same samples as SFXCore's portable code).
+        .target(name: "CSFXKernels"),
+        .target(name: "SFXCore", dependencies: ["CSFXKernels"]),
 
         // 3. Media.
         .target(name: "SFXSoundDesign"),
@@ -197,7 +199,7 @@ let package = Package(
         // Damaged sound files of every format, for as long as you like (Tests/Fuzz/main.swift).
         .executableTarget(name: "SFXFuzz", dependencies: ["SFXMedia"], path: "Tests/Fuzz"),
 
-        .testTarget(name: "SFXCoreTests", dependencies: ["SFXCore"]),
+        .testTarget(name: "SFXCoreTests", dependencies: ["SFXCore", "CSFXKernels"]),
         .testTarget(name: "SFXSoundDesignTests", dependencies: ["SFXSoundDesign", "SFXMedia"]),
         .testTarget(name: "SFXMediaTests", dependencies: ["SFXMedia", "SFXTestSupport"]),
         .testTarget(name: "SFXCardTests", dependencies: ["CALSA", "SFXCardSupport", "SFXTestSupport"]),

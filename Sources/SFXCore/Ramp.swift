@@ -1,3 +1,5 @@
+import CSFXKernels
+
 /// A value that moves in a straight line to a target over a number of frames, one step per frame.
 ///
 /// The value for the k-th frame after `glide(to:over:)` (k = 1…length) is
@@ -46,6 +48,12 @@ struct Ramp {
     /// True when `value(after:)` may be used: the glide is shorter than 2³⁰ frames (its frame
     /// count fits the 32-bit arithmetic that lets the loops calling it vectorise).
     var isBlockable: Bool { length < 1 << 30 }
+
+    /// The ramp as the C kernels take it (`value(after:)`'s arithmetic, 32-bit frame counts).
+    var kernelState: sfx_ramp_state {
+        sfx_ramp_state(start: start, step: step, target: target, elapsed: Int32(truncatingIfNeeded: elapsed),
+                       length: Int32(truncatingIfNeeded: length))
+    }
 
     /// Moves `frames` frames on at once (the value is that of `frames` calls of `next`).
     mutating func advance(by frames: Int) {

@@ -7,6 +7,7 @@
 import Foundation
 import XCTest
 @testable import SFXCore
+import CSFXKernels
 
 final class MixerPositionalTests: XCTestCase {
     let update = Mixer.spatialUpdateFrames
@@ -214,6 +215,26 @@ final class MixerPositionalTests: XCTestCase {
             let split = renderInChunks(script, frames: 12_000, chunks: chunks, configuration: configuration)
             XCTAssertTrue(split.samples.elementsEqual(whole.samples) { $0.bitPattern == $1.bitPattern }, "chunks \(chunks)")
             XCTAssertEqual(split.events, whole.events.map(\.event), "chunks \(chunks)")
+        }
+    }
+
+    func testTheAVX2KernelMixesTheSameSamplesAsThePortableCode() throws {
+        guard sfx_kernels_have_avx2() != 0 else {
+            throw XCTSkip("this processor has no AVX2: the portable code is the only path here")
+        }
+        defer { sfx_kernels_set_avx2(1) }
+        let (script, cues) = movingScene()
+        defer { withExtendedLifetime(cues) {} }
+        // Doppler at 1 keeps the rates near 1 (each group of 8 frames read from one window of 9);
+        // at 12 they range widely (read by a gather), and cues end inside a group.
+        for factor: Float in [1, 12] {
+            let scene = [at(0, .setWorld(SpatialWorld(dopplerFactor: factor)))] + script
+            let kernel = renderScript(scene, frames: 12_000)
+            sfx_kernels_set_avx2(0)
+            let portable = renderScript(scene, frames: 12_000)
+            sfx_kernels_set_avx2(1)
+            XCTAssertGreaterThan(portable.samples.map(abs).max() ?? 0, 0.01)
+            XCTAssertTrue(kernel.samples.elementsEqual(portable.samples) { $0.bitPattern == $1.bitPattern }, "doppler factor \(factor)")
         }
     }
 

@@ -23,6 +23,9 @@ struct BenchOptions {
     /// sfx's Mixer beside OpenAL Soft's loopback device, N rounds; prints its table, writes no
     /// results. It needs only the `openalworld` client.
     var worldRounds = 0
+    /// `--world-features a,b,…` with `--world-rounds`: only those rows (positional, lowpass, hrtf,
+    /// reverb, nodoppler), to measure or profile one change alone.
+    var worldFeatures = World.Feature.measured
     /// `--positional` with `--rewind-rounds`: sfx's click is played as a positional voice.
     var positional = false
     /// `--render FILE`: no measurement; a saved `latest.json` analysed again with this build's
@@ -78,7 +81,7 @@ struct BenchOptions {
     static let loadPeriods = [64, 128]
     static let cueCount = 100
 
-    static let usage = "usage: sfx-bench --probes DIR [--results DIR] [--quick] [--repeat N] [--load-rounds N] [--latency-rounds N [--period P]] [--rewind-rounds N] [--cpu-rounds N] [--world-rounds N] [--positional] [--pointer period|frame] [--render latest.json]"
+    static let usage = "usage: sfx-bench --probes DIR [--results DIR] [--quick] [--repeat N] [--load-rounds N] [--latency-rounds N [--period P]] [--rewind-rounds N] [--cpu-rounds N] [--world-rounds N [--world-features LIST]] [--positional] [--pointer period|frame] [--render latest.json]"
 
     /// `sfx-bench --bindings`: only the C API's and the Python binding's clients are needed.
     var bindingsOnly = false
@@ -102,6 +105,13 @@ struct BenchOptions {
                 default: rewindRounds = n
                 }
             case "--positional": positional = true
+            case "--world-features":
+                let names = rest.popFirst()?.split(separator: ",").map(String.init) ?? []
+                let features = names.compactMap(World.Feature.init(rawValue:))
+                guard !features.isEmpty, features.count == names.count else {
+                    throw BenchError("--world-features needs a comma-separated list of \(World.Feature.measured.map(\.rawValue).joined(separator: ", ")); \(Self.usage)")
+                }
+                worldFeatures = features
             case "--latency-rounds", "--period":
                 guard let value = rest.popFirst(), let n = Int(value), n > 0 else { throw BenchError("\(argument) needs a positive number; \(Self.usage)") }
                 if argument == "--period" { latencyPeriod = n } else { latencyRounds = n }

@@ -91,7 +91,8 @@ enum World {
     }
 
     /// `rounds` rounds of every client, feature and voice count, `seconds` of audio a window.
-    static func measure(rounds: Int, seconds: Double, probes: URL, scratch: URL, progress: (String) -> Void) throws -> Result {
+    static func measure(rounds: Int, seconds: Double, features: [Feature] = Feature.measured, probes: URL, scratch: URL,
+                        progress: (String) -> Void) throws -> Result {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         let conf = scratch.appending(path: "alsoft-world.conf")
         do {
@@ -103,8 +104,8 @@ enum World {
             throw BenchError("no default SOFA file for sfx's HRTF; install libmysofa-data (or Debian's libmysofa1, which ships default.sofa)")
         }
         let table = try SOFAFile.load(sofa, sampleRate: 48_000)
-        var result = Result(seconds: seconds, rounds: rounds, sfxHRTF: sofa.path, features: Feature.measured)
-        let jobs = [true, false].flatMap { sfx in Feature.measured.flatMap { f in voiceCounts.map { (sfx: sfx, feature: f, voices: $0) } } }
+        var result = Result(seconds: seconds, rounds: rounds, sfxHRTF: sofa.path, features: features)
+        let jobs = [true, false].flatMap { sfx in features.flatMap { f in voiceCounts.map { (sfx: sfx, feature: f, voices: $0) } } }
         var state: UInt64 = 0x3057_1D
         for round in 0..<rounds {
             var order = jobs

@@ -120,7 +120,8 @@ func runRewindRounds(_ options: BenchOptions, latency: Bool = true) throws {
 func runWorldRounds(_ options: BenchOptions) throws {
     let scratch = FileManager.default.temporaryDirectory.appending(path: "sfx-bench-\(getpid())", directoryHint: .isDirectory)
     defer { try? FileManager.default.removeItem(at: scratch) }
-    let result = try World.measure(rounds: options.worldRounds, seconds: options.worldSeconds, probes: options.probes,
+    let result = try World.measure(rounds: options.worldRounds, seconds: options.worldSeconds, features: options.worldFeatures,
+                                   probes: options.probes,
                                    scratch: scratch, progress: stage)
     print(World.lines(result).dropFirst().joined(separator: "\n"))
 }
